@@ -1,0 +1,63 @@
+#include "hdf5_util.h"
+
+namespace rad {
+
+void WriteStringAttribute(hid_t object, const std::string &name, const std::string &value) {
+  H5Handle type(RAD_H5(H5Tcopy(H5T_C_S1)));
+  RAD_H5(H5Tset_size(type, value.empty() ? 1 : value.size()));
+  RAD_H5(H5Tset_strpad(type, H5T_STR_NULLTERM));
+  H5Handle space(RAD_H5(H5Screate(H5S_SCALAR)));
+  H5Handle attr(RAD_H5(H5Acreate2(object, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT)));
+  RAD_H5(H5Awrite(attr, type, value.empty() ? "" : value.c_str()));
+}
+
+void WriteDoubleAttribute(hid_t object, const std::string &name, double value) {
+  H5Handle space(RAD_H5(H5Screate(H5S_SCALAR)));
+  H5Handle attr(RAD_H5(H5Acreate2(object, name.c_str(), H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT)));
+  RAD_H5(H5Awrite(attr, H5T_NATIVE_DOUBLE, &value));
+}
+
+void WriteIntAttribute(hid_t object, const std::string &name, long long value) {
+  H5Handle space(RAD_H5(H5Screate(H5S_SCALAR)));
+  H5Handle attr(RAD_H5(H5Acreate2(object, name.c_str(), H5T_NATIVE_LLONG, space, H5P_DEFAULT, H5P_DEFAULT)));
+  RAD_H5(H5Awrite(attr, H5T_NATIVE_LLONG, &value));
+}
+
+bool HasAttribute(hid_t object, const std::string &name) { return H5Aexists(object, name.c_str()) > 0; }
+
+std::string ReadStringAttribute(hid_t object, const std::string &name) {
+  H5Handle attr(RAD_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
+  H5Handle fileType(RAD_H5(H5Aget_type(attr)));
+  if (H5Tget_class(fileType) != H5T_STRING) return "";
+  if (H5Tis_variable_str(fileType) > 0) {
+    H5Handle memType(RAD_H5(H5Tcopy(H5T_C_S1)));
+    RAD_H5(H5Tset_size(memType, H5T_VARIABLE));
+    char *value = nullptr;
+    RAD_H5(H5Aread(attr, memType, &value));
+    std::string out = value ? value : "";
+    H5free_memory(value);
+    return out;
+  }
+  const size_t size = H5Tget_size(fileType);
+  std::vector<char> buf(size + 1, '\0');
+  H5Handle memType(RAD_H5(H5Tcopy(H5T_C_S1)));
+  RAD_H5(H5Tset_size(memType, size + 1));
+  RAD_H5(H5Aread(attr, memType, buf.data()));
+  return std::string(buf.data());
+}
+
+double ReadDoubleAttribute(hid_t object, const std::string &name) {
+  H5Handle attr(RAD_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
+  double value = 0;
+  RAD_H5(H5Aread(attr, H5T_NATIVE_DOUBLE, &value));
+  return value;
+}
+
+H5QuietErrors::H5QuietErrors() {
+  H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+H5QuietErrors::~H5QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+
+}  // namespace rad

@@ -1,0 +1,66 @@
+// Thin helpers over the HDF5 C API: checked calls, RAII handles, attributes.
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+#define RAD_H5(call)                                                             \
+  ([&]() {                                                                       \
+    auto _status = (call);                                                       \
+    if (_status < 0) RAD_FATAL(std::string("HDF5 call failed: ") + #call);       \
+    return _status;                                                              \
+  }())
+
+namespace rad {
+
+// Closes an HDF5 identifier of any kind when it goes out of scope.
+class H5Handle {
+ public:
+  H5Handle() = default;
+  explicit H5Handle(hid_t id) : id_(id) {}
+  ~H5Handle() { Reset(); }
+  H5Handle(const H5Handle &) = delete;
+  H5Handle &operator=(const H5Handle &) = delete;
+  H5Handle(H5Handle &&o) noexcept : id_(o.id_) { o.id_ = -1; }
+  H5Handle &operator=(H5Handle &&o) noexcept {
+    Reset();
+    id_ = o.id_;
+    o.id_ = -1;
+    return *this;
+  }
+  void Reset() {
+    if (id_ >= 0) H5Idec_ref(id_);
+    id_ = -1;
+  }
+  hid_t get() const { return id_; }
+  operator hid_t() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+};
+
+void WriteStringAttribute(hid_t object, const std::string &name, const std::string &value);
+void WriteDoubleAttribute(hid_t object, const std::string &name, double value);
+void WriteIntAttribute(hid_t object, const std::string &name, long long value);
+
+bool HasAttribute(hid_t object, const std::string &name);
+std::string ReadStringAttribute(hid_t object, const std::string &name);
+double ReadDoubleAttribute(hid_t object, const std::string &name);
+
+// Silences HDF5's own error stack printing (we report errors ourselves) while alive.
+class H5QuietErrors {
+ public:
+  H5QuietErrors();
+  ~H5QuietErrors();
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void *data_ = nullptr;
+};
+
+}  // namespace rad

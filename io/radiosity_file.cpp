@@ -1,0 +1,175 @@
+#include "radiosity_file.h"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace rad {
+
+Precision ParsePrecision(const std::string &name) {
+  if (name == "double") return Precision::kDouble;
+  if (name == "float") return Precision::kFloat;
+  throw InputError("--precision must be 'double' or 'float', not '" + name + "'");
+}
+
+RowSequence AsSequence(const std::vector<long long> &rows) {
+  RowSequence s;
+  s.count = (long long)rows.size();
+  if (s.count > 0) s.first = rows[0];
+  if (s.count > 1) s.step = rows[1] - rows[0];
+  for (long long k = 1; k < s.count; ++k)
+    RAD_CHECK(rows[k] - rows[k - 1] == s.step, "a rank's rows must be evenly spaced");
+  return s;
+}
+
+RadiosityFileWriter::RadiosityFileWriter(MPI_Comm comm, const std::string &path)
+    : comm_(comm), path_(path), partialPath_(path + ".partial") {
+  H5Handle fapl(RAD_H5(H5Pcreate(H5P_FILE_ACCESS)));
+  RAD_H5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
+  hid_t file;
+  {
+    H5QuietErrors quiet;
+    file = H5Fcreate(partialPath_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  }
+  // Every rank sees the same outcome (the create is collective), so every rank throws together.
+  if (file < 0) throw InputError(path + ": cannot create the output file (does its folder exist and is it writable?)");
+  file_ = H5Handle(file);
+  WriteStringAttribute(file_, "format", "radiosity");
+  WriteIntAttribute(file_, "format_version", 1);
+  WriteIntAttribute(file_, "complete", 0);
+}
+
+RadiosityFileWriter::~RadiosityFileWriter() {
+  if (!committed_) {
+    file_.Reset();
+    int rank = 0;
+    MPI_Comm_rank(comm_, &rank);
+    if (rank == 0) std::remove(partialPath_.c_str());
+  }
+}
+
+namespace {
+
+// Collective write of a [rows x columns] block of a dataset from rank 0 only (others select nothing).
+void WriteFromRankZero(hid_t group, const char *name, hid_t fileType, const std::vector<hsize_t> &dims,
+                       const void *data, hid_t memType, bool isRankZero) {
+  H5Handle space(RAD_H5(H5Screate_simple(int(dims.size()), dims.data(), nullptr)));
+  H5Handle dset(RAD_H5(H5Dcreate2(group, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  H5Handle memSpace(RAD_H5(H5Screate_simple(int(dims.size()), dims.data(), nullptr)));
+  H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
+  if (!isRankZero) {
+    RAD_H5(H5Sselect_none(memSpace));
+    RAD_H5(H5Sselect_none(fileSpace));
+  }
+  H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
+  RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+  RAD_H5(H5Dwrite(dset, memType, memSpace, fileSpace, dxpl, data));
+}
+
+}  // namespace
+
+void RadiosityFileWriter::WritePatches(const std::vector<Patch> &patches) {
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  const hsize_t n = patches.size();
+  std::vector<double> area(n), centroid(3 * n), normal(3 * n), corners(12 * n), reflectance(3 * n),
+      emission(3 * n);
+  std::vector<long long> face(n);
+  for (size_t p = 0; p < n; ++p) {
+    const Patch &q = patches[p];
+    area[p] = q.area;
+    face[p] = q.face;
+    for (int c = 0; c < 3; ++c) {
+      centroid[3 * p + c] = q.centroid[c];
+      normal[3 * p + c] = q.normal[c];
+      reflectance[3 * p + c] = q.reflectance[c];
+      emission[3 * p + c] = q.emission[c];
+      for (int k = 0; k < 4; ++k) corners[12 * p + 3 * k + c] = q.corners[k][c];
+    }
+  }
+  H5Handle group(RAD_H5(H5Gcreate2(file_, "patches", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  const bool r0 = rank == 0;
+  WriteFromRankZero(group, "area", H5T_IEEE_F64LE, {n}, area.data(), H5T_NATIVE_DOUBLE, r0);
+  WriteFromRankZero(group, "centroid", H5T_IEEE_F64LE, {n, 3}, centroid.data(), H5T_NATIVE_DOUBLE, r0);
+  WriteFromRankZero(group, "normal", H5T_IEEE_F64LE, {n, 3}, normal.data(), H5T_NATIVE_DOUBLE, r0);
+  WriteFromRankZero(group, "corners", H5T_IEEE_F64LE, {n, 4, 3}, corners.data(), H5T_NATIVE_DOUBLE, r0);
+  WriteFromRankZero(group, "face", H5T_STD_I64LE, {n}, face.data(), H5T_NATIVE_LLONG, r0);
+  WriteFromRankZero(group, "reflectance", H5T_IEEE_F64LE, {n, 3}, reflectance.data(), H5T_NATIVE_DOUBLE, r0);
+  WriteFromRankZero(group, "emission", H5T_IEEE_F64LE, {n, 3}, emission.data(), H5T_NATIVE_DOUBLE, r0);
+}
+
+void RadiosityFileWriter::WriteFormFactors(long long n, const std::vector<long long> &rows,
+                                           const std::vector<double> &local, Precision precision,
+                                           const Attributes &attributes) {
+  const RowSequence seq = AsSequence(rows);
+  H5Handle group(RAD_H5(H5Gcreate2(file_, "formfactors", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  const hsize_t dims[2] = {hsize_t(n), hsize_t(n)};
+  H5Handle space(RAD_H5(H5Screate_simple(2, dims, nullptr)));
+  const hid_t fileType = precision == Precision::kDouble ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
+  H5Handle dset(RAD_H5(H5Dcreate2(group, "F", fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+
+  // Rows per write: at most ~256 MiB of a rank's buffer at once; every rank makes the same number of calls.
+  const size_t bytesPerRow = size_t(n) * (precision == Precision::kDouble ? 8 : 4);
+  const long long rowsPerWrite = std::max<long long>(1, (256LL << 20) / (long long)std::max<size_t>(bytesPerRow, 1));
+  long long rounds = (seq.count + rowsPerWrite - 1) / rowsPerWrite, maxRounds = 0;
+  MPI_Allreduce(&rounds, &maxRounds, 1, MPI_LONG_LONG, MPI_MAX, comm_);
+
+  H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
+  RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+  std::vector<float> narrow;
+  for (long long round = 0; round < maxRounds; ++round) {
+    const long long begin = std::min(seq.count, round * rowsPerWrite);
+    const long long count = std::min(seq.count, begin + rowsPerWrite) - begin;
+    H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
+    const hsize_t memDims[2] = {hsize_t(std::max<long long>(count, 1)), hsize_t(n)};
+    H5Handle memSpace(RAD_H5(H5Screate_simple(2, memDims, nullptr)));
+    const void *data = nullptr;
+    hid_t memType = H5T_NATIVE_DOUBLE;
+    if (count > 0) {
+      const hsize_t start[2] = {hsize_t(seq.first + begin * seq.step), 0};
+      const hsize_t stride[2] = {hsize_t(seq.step), 1};
+      const hsize_t blocks[2] = {hsize_t(count), 1};
+      const hsize_t block[2] = {1, hsize_t(n)};
+      RAD_H5(H5Sselect_hyperslab(fileSpace, H5S_SELECT_SET, start, stride, blocks, block));
+      const double *src = local.data() + size_t(begin) * size_t(n);
+      if (precision == Precision::kFloat) {
+        // Converted here so that HDF5 needs no type conversion, which would break collective I/O.
+        narrow.assign(src, src + size_t(count) * size_t(n));
+        data = narrow.data();
+        memType = H5T_NATIVE_FLOAT;
+      } else {
+        data = src;
+      }
+    } else {
+      RAD_H5(H5Sselect_none(fileSpace));
+      RAD_H5(H5Sselect_none(memSpace));
+    }
+    RAD_H5(H5Dwrite(dset, memType, memSpace, fileSpace, dxpl, data));
+  }
+  for (const auto &[k, v] : attributes.strings) WriteStringAttribute(dset, k, v);
+  for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(dset, k, v);
+}
+
+void RadiosityFileWriter::Commit() {
+  {
+    H5Handle attr(RAD_H5(H5Aopen(file_, "complete", H5P_DEFAULT)));
+    const long long one = 1;
+    RAD_H5(H5Awrite(attr, H5T_NATIVE_LLONG, &one));
+  }
+  RAD_H5(H5Fflush(file_, H5F_SCOPE_GLOBAL));
+  file_.Reset();
+  H5garbage_collect();
+  MPI_Barrier(comm_);
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  int ok = 1;
+  if (rank == 0) {
+    std::error_code ec;
+    std::filesystem::rename(partialPath_, path_, ec);
+    ok = ec ? 0 : 1;
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm_);
+  if (!ok) throw InputError(path_ + ": cannot rename " + partialPath_ + " into place");
+  committed_ = true;
+}
+
+}  // namespace rad

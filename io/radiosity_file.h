@@ -1,0 +1,57 @@
+// Writing the project's HDF5 file (CONTRACTS.md, format_version 1) collectively from all ranks.
+// The file is created under a temporary name ("<path>.partial"), `complete` = 1 is the last thing written,
+// and rank 0 renames it to its final name only after every rank has closed it. A run that dies leaves only
+// the ".partial" file, which no reader takes for a result.
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "formfactor/distribution.h"
+#include "hdf5_util.h"
+#include "scene/patch.h"
+
+namespace rad {
+
+enum class Precision { kDouble, kFloat };
+Precision ParsePrecision(const std::string &name);  // "double" | "float"; throws InputError
+
+struct Attributes {
+  std::map<std::string, std::string> strings;
+  std::map<std::string, double> numbers;
+};
+
+class RadiosityFileWriter {
+ public:
+  // Collective. Fails with InputError (on every rank) if the file cannot be created.
+  RadiosityFileWriter(MPI_Comm comm, const std::string &path);
+  ~RadiosityFileWriter();
+
+  // Collective; rank 0 supplies the data (every rank holds the same patches anyway).
+  void WritePatches(const std::vector<Patch> &patches);
+
+  // Collective: each rank writes its own rows of the dense N x N matrix `/formfactors/F`, in a few large
+  // hyperslab writes (row blocks of at most ~256 MiB per rank).
+  void WriteFormFactors(long long n, const std::vector<long long> &rows, const std::vector<double> &local,
+                        Precision precision, const Attributes &attributes);
+
+  // Collective: writes `complete` = 1, closes, renames into place.
+  void Commit();
+
+ private:
+  MPI_Comm comm_;
+  std::string path_, partialPath_;
+  H5Handle file_;
+  bool committed_ = false;
+};
+
+// Rows owned by this rank form an arithmetic sequence (cyclic: step P; block: step 1).
+struct RowSequence {
+  long long first = 0, step = 1, count = 0;
+};
+RowSequence AsSequence(const std::vector<long long> &rows);
+
+}  // namespace rad

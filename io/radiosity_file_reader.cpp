@@ -1,0 +1,98 @@
+#include "radiosity_file_reader.h"
+
+#include <cstdio>
+#include <fstream>
+
+namespace rad {
+
+RadiosityFileReader::RadiosityFileReader(const std::string &path) : path_(path) {
+  H5QuietErrors quiet;
+  if (!std::ifstream(path).good()) throw InputError(path + ": cannot open (missing or unreadable)");
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw InputError(path + ": not an HDF5 file");
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) throw InputError(path + ": cannot open as HDF5");
+  file_ = H5Handle(f);
+  if (!HasAttribute(file_, "format") || ReadStringAttribute(file_, "format") != "radiosity")
+    throw InputError(path + ": not a radiosity file (no format=\"radiosity\" attribute)");
+}
+
+bool RadiosityFileReader::Complete() const {
+  if (!HasAttribute(file_, "complete")) return false;
+  return ReadDoubleAttribute(file_, "complete") == 1.0;
+}
+
+long long RadiosityFileReader::FormatVersion() const {
+  return HasAttribute(file_, "format_version") ? (long long)ReadDoubleAttribute(file_, "format_version") : 0;
+}
+
+bool RadiosityFileReader::Has(const std::string &dataset) const {
+  H5QuietErrors quiet;
+  // Check each path component so that a missing group is not an error.
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dataset.find('/', pos + 1);
+    partial = dataset.substr(0, pos);
+    if (H5Lexists(file_, partial.c_str(), H5P_DEFAULT) <= 0) return false;
+  }
+  return true;
+}
+
+long long RadiosityFileReader::PatchCount() const {
+  if (!Has("/patches/area")) throw InputError(path_ + ": no /patches/area dataset");
+  H5Handle d(RAD_H5(H5Dopen2(file_, "/patches/area", H5P_DEFAULT)));
+  H5Handle s(RAD_H5(H5Dget_space(d)));
+  hsize_t dims[1];
+  RAD_H5(H5Sget_simple_extent_dims(s, dims, nullptr));
+  return (long long)dims[0];
+}
+
+std::vector<double> RadiosityFileReader::ReadDoubles(const std::string &dataset) const {
+  if (!Has(dataset)) throw InputError(path_ + ": no " + dataset + " dataset");
+  H5Handle d(RAD_H5(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT)));
+  H5Handle s(RAD_H5(H5Dget_space(d)));
+  const hssize_t n = H5Sget_simple_extent_npoints(s);
+  std::vector<double> out(size_t(std::max<hssize_t>(n, 0)));
+  if (n > 0) RAD_H5(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()));
+  return out;
+}
+
+std::vector<double> RadiosityFileReader::ReadFormFactorRows(long long first, long long count) const {
+  if (!Has("/formfactors/F")) throw InputError(path_ + ": no /formfactors/F dataset");
+  H5Handle d(RAD_H5(H5Dopen2(file_, "/formfactors/F", H5P_DEFAULT)));
+  H5Handle s(RAD_H5(H5Dget_space(d)));
+  hsize_t dims[2];
+  RAD_H5(H5Sget_simple_extent_dims(s, dims, nullptr));
+  const hsize_t start[2] = {hsize_t(first), 0}, cnt[2] = {hsize_t(count), dims[1]};
+  RAD_H5(H5Sselect_hyperslab(s, H5S_SELECT_SET, start, nullptr, cnt, nullptr));
+  H5Handle mem(RAD_H5(H5Screate_simple(2, cnt, nullptr)));
+  std::vector<double> out(size_t(count) * size_t(dims[1]));
+  RAD_H5(H5Dread(d, H5T_NATIVE_DOUBLE, mem, s, H5P_DEFAULT, out.data()));
+  return out;
+}
+
+namespace {
+herr_t CollectAttribute(hid_t location, const char *name, const H5A_info_t *, void *data) {
+  auto *out = static_cast<std::vector<std::pair<std::string, std::string>> *>(data);
+  H5Handle attr(H5Aopen(location, name, H5P_DEFAULT));
+  H5Handle type(H5Aget_type(attr));
+  if (H5Tget_class(type) == H5T_STRING) {
+    out->push_back({name, ReadStringAttribute(location, name)});
+  } else {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g", ReadDoubleAttribute(location, name));
+    out->push_back({name, buf});
+  }
+  return 0;
+}
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> RadiosityFileReader::DatasetAttributes(
+    const std::string &dataset) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  H5Handle d(RAD_H5(H5Oopen(file_, dataset.c_str(), H5P_DEFAULT)));
+  RAD_H5(H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, CollectAttribute, &out));
+  return out;
+}
+
+}  // namespace rad

@@ -1,0 +1,79 @@
+#include "raw_matrix.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+
+#include "radiosity_file.h"
+#include "util/error.h"
+
+#define RAD_MPI(call)                                                                  \
+  do {                                                                                 \
+    const int _rc = (call);                                                            \
+    if (_rc != MPI_SUCCESS) {                                                          \
+      char _msg[MPI_MAX_ERROR_STRING];                                                 \
+      int _len = 0;                                                                    \
+      MPI_Error_string(_rc, _msg, &_len);                                              \
+      RAD_FATAL(std::string(#call) + " failed: " + std::string(_msg, size_t(_len)));   \
+    }                                                                                  \
+  } while (0)
+
+namespace rad {
+
+void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
+                    const std::vector<double> &local) {
+  static_assert(sizeof(double) == 8, "raw format stores float64");
+  if (n > INT32_MAX) throw InputError(path + ": N does not fit the raw format's int32 header");
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const std::string partial = path + ".partial";
+  MPI_File fh;
+  const int rc = MPI_File_open(comm, partial.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+  if (rc != MPI_SUCCESS) throw InputError(path + ": cannot create the raw output file");
+  RAD_MPI(MPI_File_set_size(fh, 0));  // truncate an older file of the same name
+
+  const MPI_Offset header = 4;
+  const int32_t header32 = int32_t(n);  // x86-64 and POWER9 (ppc64le) are little-endian
+  RAD_MPI(MPI_File_write_at_all(fh, 0, rank == 0 ? &header32 : nullptr, rank == 0 ? 1 : 0, MPI_INT32_T,
+                                MPI_STATUS_IGNORE));
+
+  const RowSequence seq = AsSequence(rows);
+  // Rows per call: a whole number of rows, at most ~256 MiB and within an int count of doubles.
+  const long long rowLimit = std::max<long long>(1, std::min<long long>((256LL << 20) / 8, INT_MAX) / n);
+  long long rounds = (seq.count + rowLimit - 1) / rowLimit, maxRounds = 0;
+  MPI_Allreduce(&rounds, &maxRounds, 1, MPI_LONG_LONG, MPI_MAX, comm);
+
+  MPI_Datatype rowType;
+  RAD_MPI(MPI_Type_contiguous(int(n), MPI_DOUBLE, &rowType));
+  RAD_MPI(MPI_Type_commit(&rowType));
+  for (long long round = 0; round < maxRounds; ++round) {
+    const long long begin = std::min(seq.count, round * rowLimit);
+    const long long count = std::min(seq.count, begin + rowLimit) - begin;
+    // File view: `count` rows, `step` rows apart, starting at this round's first row.
+    MPI_Datatype fileType;
+    const MPI_Aint strideBytes = MPI_Aint(seq.step) * MPI_Aint(n) * 8;
+    RAD_MPI(MPI_Type_create_hvector(int(std::max<long long>(count, 1)), 1, strideBytes, rowType, &fileType));
+    RAD_MPI(MPI_Type_commit(&fileType));
+    const MPI_Offset displacement = header + MPI_Offset(seq.first + begin * seq.step) * MPI_Offset(n) * 8;
+    RAD_MPI(MPI_File_set_view(fh, displacement, MPI_DOUBLE, fileType, "native", MPI_INFO_NULL));
+    const double *data = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
+    RAD_MPI(MPI_File_write_at_all(fh, 0, data, int(count), rowType, MPI_STATUS_IGNORE));
+    RAD_MPI(MPI_Type_free(&fileType));
+  }
+  RAD_MPI(MPI_Type_free(&rowType));
+  RAD_MPI(MPI_File_close(&fh));
+
+  MPI_Barrier(comm);
+  int ok = 1;
+  if (rank == 0) {
+    std::error_code ec;
+    std::filesystem::rename(partial, path, ec);
+    ok = ec ? 0 : 1;
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  if (!ok) throw InputError(path + ": cannot rename " + partial + " into place");
+}
+
+}  // namespace rad

@@ -1,0 +1,17 @@
+// The reference paper's raw `formfactors` file: little-endian int32 N, then N*N float64, value i*N+j = F[i][j].
+// Written by all ranks collectively with MPI I/O: each rank's rows (an evenly spaced sequence) are described
+// by one strided file view and written with MPI_File_write_at_all in a few large pieces, with 64-bit offsets.
+// Like the HDF5 output, it is written to "<path>.partial" and renamed when complete.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace rad {
+
+void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
+                    const std::vector<double> &local);
+
+}  // namespace rad

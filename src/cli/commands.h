@@ -1,0 +1,30 @@
+// The subcommands of the `radiosity` executable. Each registers its options on a CLI11 subcommand and
+// returns a function that runs it (after parsing) and gives the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+
+#include <functional>
+#include <string>
+
+namespace rad {
+
+using CommandRunner = std::function<int()>;
+
+CommandRunner AddFormFactorsCommand(CLI::App &app);
+CommandRunner AddInfoCommand(CLI::App &app);
+
+// Shared helpers for commands.
+int WorldRank();
+int WorldSize();
+// Threads this rank should use: the node's cores divided among the node's ranks, unless `requested` > 0.
+int DefaultThreadsPerRank(int requested);
+// Throws InputError(message) on every rank if `ok` is false on any rank (the lowest such rank's message).
+void AgreeOrThrow(bool ok, const std::string &message);
+// Checks on rank 0 that `path`'s folder exists, so that every rank fails early and alike if it does not.
+void CheckOutputPath(const std::string &option, const std::string &path);
+// Text of the backends compiled in and devices found, for --version and info.
+std::string BackendsDescription();
+
+}  // namespace rad

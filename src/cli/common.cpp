@@ -1,0 +1,84 @@
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "cli/commands.h"
+#include <embree3/rtcore.h>
+
+#include "util/error.h"
+
+#ifdef RAD_HAVE_CUDA
+#include "device_info.h"
+#endif
+
+namespace rad {
+
+int WorldRank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int WorldSize() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+int DefaultThreadsPerRank(int requested) {
+  if (requested > 0) return requested;
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int ranksOnNode = 1;
+  MPI_Comm_size(node, &ranksOnNode);
+  MPI_Comm_free(&node);
+  const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / ranksOnNode);
+}
+
+void AgreeOrThrow(bool ok, const std::string &message) {
+  const int rank = WorldRank();
+  int failingRank = ok ? INT32_MAX : rank, lowest = 0;
+  MPI_Allreduce(&failingRank, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (lowest == INT32_MAX) return;
+  int length = rank == lowest ? int(message.size()) : 0;
+  MPI_Bcast(&length, 1, MPI_INT, lowest, MPI_COMM_WORLD);
+  std::vector<char> text(size_t(length) + 1, '\0');
+  if (rank == lowest) std::copy(message.begin(), message.end(), text.begin());
+  MPI_Bcast(text.data(), length, MPI_CHAR, lowest, MPI_COMM_WORLD);
+  throw InputError(std::string(text.data()));
+}
+
+void CheckOutputPath(const std::string &option, const std::string &path) {
+  bool ok = true;
+  std::string why;
+  if (WorldRank() == 0) {
+    const std::filesystem::path p(path);
+    const std::filesystem::path folder = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+    std::error_code ec;
+    if (path.empty()) {
+      ok = false;
+      why = option + ": empty path";
+    } else if (!std::filesystem::is_directory(folder, ec)) {
+      ok = false;
+      why = path + ": folder '" + folder.string() + "' does not exist (" + option + ")";
+    } else if (std::filesystem::is_directory(p, ec)) {
+      ok = false;
+      why = path + ": is a folder, not a file (" + option + ")";
+    }
+  }
+  AgreeOrThrow(ok, why);
+}
+
+std::string BackendsDescription() {
+  std::string s = "backends: cpu (Embree " + std::to_string(RTC_VERSION_MAJOR) + "." +
+                  std::to_string(RTC_VERSION_MINOR) + ")";
+#ifdef RAD_HAVE_CUDA
+  s += ", gpu (CUDA, compiled in); " + DescribeCudaDevices();
+#else
+  s += "; gpu: not compiled in (nvcc was not found at build time)";
+#endif
+  return s;
+}
+
+}  // namespace rad

@@ -1,0 +1,143 @@
+#include "cli/form_factor_job.h"
+
+#include <tbb/global_control.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+
+#include "cli/commands.h"
+#include "formfactor/embree_scene.h"
+#include "raw_matrix.h"
+#include "util/error.h"
+
+namespace rad {
+
+void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o) {
+  cmd.add_option("--input", o.input, "Scene: OBJ file (with its MTL)")->required();
+  cmd.add_option("--subdiv", o.subdiv, "Split every polygon into 4^K patches")->capture_default_str()
+      ->check(CLI::Range(0, 10));
+  cmd.add_option("--shadow-rays", o.shadowRays, "Stratified shadow rays per patch pair that may be occluded")
+      ->capture_default_str()->check(CLI::Range(1u, 65536u));
+  cmd.add_option("--seed", o.seed, "Seed of the counter-based random numbers")->capture_default_str();
+  cmd.add_option("--tolerance", o.tolerance,
+                 "Relative tolerance of the adaptive cubature of each unoccluded form factor")
+      ->capture_default_str()->check(CLI::Range(1e-12, 1e-1));
+  cmd.add_option("--precision", o.precision, "Stored precision of F: double or float")->capture_default_str()
+      ->check(CLI::IsMember({"double", "float"}));
+  cmd.add_option("--distribution", o.distribution, "Rows per rank: cyclic (row i on rank i % P) or block")
+      ->capture_default_str()->check(CLI::IsMember({"cyclic", "block"}));
+  cmd.add_flag("--normalize-rows", o.normalizeRows,
+               "Scale every row to sum to 1 (the reference paper's behaviour; hides closure errors)");
+  cmd.add_option("--threads", o.threads, "Threads per rank (default: the node's cores divided among its ranks)")
+      ->check(CLI::Range(0, 4096));
+  cmd.add_flag("--quiet", o.quiet, "No progress lines");
+}
+
+FormFactorJob::FormFactorJob(FormFactorJobOptions options) : o_(std::move(options)) {
+  start_ = Now();
+  distribution_ = ParseDistribution(o_.distribution);
+  precision_ = ParsePrecision(o_.precision);
+  if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
+  if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
+  if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);
+  threads_ = DefaultThreadsPerRank(o_.threads);
+}
+
+void FormFactorJob::Run() {
+  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads_));
+  const int rank = WorldRank(), size = WorldSize();
+  {
+    ScopedPhase phase(timers_, "scene load");
+    scene_ = LoadScene(o_.input);  // every rank reads it; a bad file fails on every rank alike
+  }
+  const long long patchCount = CountPatches(scene_, o_.subdiv);
+  if (patchCount > std::numeric_limits<int32_t>::max())
+    throw InputError(o_.input + ": --subdiv " + std::to_string(o_.subdiv) + " gives too many patches");
+  rows_ = OwnedRows(patchCount, rank, size, distribution_);
+  const double bytes = double(rows_.size()) * double(patchCount) * 8;
+  if (rank == 0 && !o_.quiet)
+    std::fprintf(stderr, "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %.1f MiB of F per rank\n",
+                 o_.input.c_str(), scene_.faces.size(), patchCount, size, threads_, bytes / (1 << 20));
+
+  std::unique_ptr<EmbreeScene> embree;
+  {
+    ScopedPhase phase(timers_, "acceleration");
+    geometry_ = BuildFormFactorGeometry(scene_, o_.subdiv);
+    embree = std::make_unique<EmbreeScene>(scene_);
+  }
+  FormFactorOptions ff;
+  ff.shadowRays = o_.shadowRays;
+  ff.seed = o_.seed;
+  ff.quadrature.relativeTolerance = o_.tolerance;
+  ff.normalizeRows = o_.normalizeRows;
+  ComputeRowsCpu(geometry_, *embree, rows_, ff, local_, timers_, counters_, rank == 0 && !o_.quiet);
+
+  // Closure: each row's sum, reduced over ranks (sums are per row and sequential: thread-count independent).
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0;
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    double s = 0;
+    for (long long j = 0; j < patchCount; ++j) s += local_[r * size_t(patchCount) + size_t(j)];
+    mn = std::min(mn, s);
+    mx = std::max(mx, s);
+    total += s;
+  }
+  double gmn = 0, gmx = 0, gtotal = 0;
+  MPI_Allreduce(&mn, &gmn, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&total, &gtotal, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  closure_ = ClosureStats{gmn, patchCount > 0 ? gtotal / double(patchCount) : 0, gmx};
+}
+
+void FormFactorJob::WriteOutputs() {
+  ScopedPhase phase(timers_, "output I/O");
+  const long long n = PatchCount();
+  if (!o_.output.empty()) {
+    Attributes a;
+    a.strings["method"] =
+        "unoccluded: contour integral (point-to-polygon) by adaptive Radon-7 cubature over the emitter; "
+        "occlusion: shaft culling, then kernel-weighted stratified shadow rays (Embree)";
+    a.strings["backend"] = "cpu";
+    a.strings["input"] = o_.input;
+    a.strings["distribution"] = DistributionName(distribution_);
+    a.strings["precision"] = o_.precision;
+    a.numbers["subdiv"] = o_.subdiv;
+    a.numbers["shadow_rays"] = o_.shadowRays;
+    a.numbers["seed"] = double(o_.seed);
+    a.numbers["quadrature_tolerance"] = o_.tolerance;
+    a.numbers["normalize_rows"] = o_.normalizeRows ? 1 : 0;
+    a.numbers["ranks"] = WorldSize();
+    a.numbers["row_sum_min"] = closure_.minRowSum;
+    a.numbers["row_sum_mean"] = closure_.meanRowSum;
+    a.numbers["row_sum_max"] = closure_.maxRowSum;
+    RadiosityFileWriter writer(MPI_COMM_WORLD, o_.output);
+    writer.WritePatches(geometry_.patches);
+    writer.WriteFormFactors(n, rows_, local_, precision_, a);
+    writer.Commit();
+  }
+  if (!o_.raw.empty()) WriteRawMatrix(MPI_COMM_WORLD, o_.raw, n, rows_, local_);
+}
+
+void FormFactorJob::Report(const std::string &title) {
+  timers_.Add("total", Now() - start_);
+  timers_.SetCounter("pairs exchanging light", double(counters_.pairsExchanging));
+  timers_.SetCounter("pairs ray traced", double(counters_.pairsRayTraced));
+  timers_.SetCounter("shadow rays", double(counters_.rays));
+  timers_.SetCounter("contour evaluations", double(counters_.evaluations));
+  // Rays per second: all ranks' rays over the slowest rank's visibility phase.
+  double rays = double(counters_.rays), allRays = 0, visibility = timers_.Get("visibility rays"), slowest = 0;
+  MPI_Allreduce(&rays, &allRays, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&visibility, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  char buf[64];
+  std::vector<std::pair<std::string, std::string>> extra;
+  std::snprintf(buf, sizeof buf, "%.4g", slowest > 0 ? allRays / slowest : 0.0);
+  extra.push_back({"shadow rays per second", buf});
+  std::snprintf(buf, sizeof buf, "%.6f / %.6f / %.6f", closure_.minRowSum, closure_.meanRowSum, closure_.maxRowSum);
+  extra.push_back({"row sum min/mean/max", buf});
+  extra.push_back({"patches", std::to_string(PatchCount())});
+  extra.push_back({"threads per rank", std::to_string(threads_)});
+  extra.push_back({"input", o_.input});
+  timers_.Report(MPI_COMM_WORLD, title, "total", o_.timings, extra);
+}
+
+}  // namespace rad

@@ -1,0 +1,70 @@
+// The form-factor step as a job: options, scene loading, the rank's rows of F, closure statistics, output,
+// and the timing report. Shared by `formfactors` and, later, `run`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formfactor/cpu_form_factors.h"
+#include "formfactor/distribution.h"
+#include "formfactor/geometry.h"
+#include "radiosity_file.h"
+#include "scene/scene.h"
+#include "util/timers.h"
+
+namespace rad {
+
+struct FormFactorJobOptions {
+  std::string input;
+  int subdiv = 0;
+  unsigned shadowRays = 32;
+  unsigned long long seed = 1;
+  double tolerance = 1e-5;
+  std::string precision = "double";
+  std::string distribution = "cyclic";
+  bool normalizeRows = false;
+  int threads = 0;
+  bool quiet = false;
+  // Outputs (empty = not written).
+  std::string output, raw, timings;
+};
+
+void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o);
+
+struct ClosureStats {
+  double minRowSum = 0, meanRowSum = 0, maxRowSum = 0;
+};
+
+class FormFactorJob {
+ public:
+  explicit FormFactorJob(FormFactorJobOptions options);
+  void Run();           // validates, loads, computes this rank's rows
+  void WriteOutputs();  // collective
+  void Report(const std::string &title);
+
+  const std::vector<long long> &Rows() const { return rows_; }
+  const std::vector<double> &LocalRows() const { return local_; }
+  const FormFactorGeometry &Geometry() const { return geometry_; }
+  long long PatchCount() const { return (long long)geometry_.patches.size(); }
+  PhaseTimers &Timers() { return timers_; }
+  ClosureStats Closure() const { return closure_; }
+
+ private:
+  FormFactorJobOptions o_;
+  Distribution distribution_ = Distribution::kCyclic;
+  Precision precision_ = Precision::kDouble;
+  Scene scene_;
+  FormFactorGeometry geometry_;
+  std::vector<long long> rows_;
+  std::vector<double> local_;
+  FormFactorCounters counters_;
+  ClosureStats closure_;
+  PhaseTimers timers_;
+  double start_ = 0;
+  int threads_ = 1;
+};
+
+}  // namespace rad

@@ -1,0 +1,86 @@
+// `radiosity info FILE.h5`: what a file holds, whether it is complete, and for a form-factor matrix its
+// closure (row sums) and reciprocity error.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+
+#include "cli/commands.h"
+#include "radiosity_file_reader.h"
+#include "util/error.h"
+
+namespace rad {
+
+namespace {
+
+void PrintFormFactorSummary(const RadiosityFileReader &file) {
+  const long long n = file.PatchCount();
+  const std::vector<double> area = file.ReadDoubles("/patches/area");
+  std::printf("formfactors/F: %lld x %lld\n", n, n);
+  for (const auto &[k, v] : file.DatasetAttributes("/formfactors/F")) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+  // Row sums, in row blocks of ~64 MiB so that any size of matrix can be checked.
+  const long long block = std::max<long long>(1, (64LL << 20) / (8 * std::max<long long>(n, 1)));
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0;
+  long long negatives = 0, nonFinite = 0;
+  for (long long first = 0; first < n; first += block) {
+    const long long count = std::min(block, n - first);
+    const std::vector<double> rows = file.ReadFormFactorRows(first, count);
+    for (long long r = 0; r < count; ++r) {
+      double s = 0;
+      for (long long j = 0; j < n; ++j) {
+        const double v = rows[size_t(r * n + j)];
+        if (!std::isfinite(v)) ++nonFinite;
+        if (v < 0) ++negatives;
+        s += v;
+      }
+      mn = std::min(mn, s);
+      mx = std::max(mx, s);
+      total += s;
+    }
+  }
+  std::printf("closure (row sums): min %.6f  mean %.6f  max %.6f\n", mn, n ? total / n : 0.0, mx);
+  if (negatives || nonFinite) std::printf("WARNING: %lld negative and %lld non-finite entries\n", negatives, nonFinite);
+  // Reciprocity A_i F_ij = A_j F_ji needs the whole matrix: only for matrices up to 1 GiB.
+  if (n * n * 8 <= (1LL << 30)) {
+    const std::vector<double> F = file.ReadFormFactorRows(0, n);
+    double worst = 0, sumRel = 0;
+    long long pairs = 0;
+    for (long long i = 0; i < n; ++i)
+      for (long long j = i + 1; j < n; ++j) {
+        const double a = area[size_t(i)] * F[size_t(i * n + j)], b = area[size_t(j)] * F[size_t(j * n + i)];
+        const double scale = std::max(a, b);
+        if (scale <= 0) continue;
+        const double rel = std::fabs(a - b) / scale;
+        worst = std::max(worst, rel);
+        sumRel += rel;
+        ++pairs;
+      }
+    std::printf("reciprocity |A_i F_ij - A_j F_ji| / max: mean %.3g  max %.3g over %lld pairs\n",
+                pairs ? sumRel / pairs : 0.0, worst, pairs);
+  } else {
+    std::printf("reciprocity: not checked (matrix larger than 1 GiB)\n");
+  }
+}
+
+}  // namespace
+
+CommandRunner AddInfoCommand(CLI::App &app) {
+  auto *cmd = app.add_subcommand("info", "Describe a radiosity HDF5 file: contents, completeness, closure");
+  auto path = std::make_shared<std::string>();
+  cmd->add_option("file", *path, "HDF5 file written by radiosity")->required();
+  return [path]() {
+    // Only rank 0 reads; the others wait.
+    if (WorldRank() != 0) return 0;
+    RadiosityFileReader file(*path);
+    std::printf("file: %s\n", path->c_str());
+    std::printf("format_version: %lld\n", file.FormatVersion());
+    std::printf("complete: %s\n", file.Complete() ? "yes" : "NO (the writer did not finish)");
+    if (file.Has("/patches/area")) std::printf("patches: %lld\n", file.PatchCount());
+    if (file.Has("/formfactors/F")) PrintFormFactorSummary(file);
+    if (file.Has("/radiosity/B")) std::printf("radiosity/B: present\n");
+    return file.Complete() ? 0 : 1;
+  };
+}
+
+}  // namespace rad

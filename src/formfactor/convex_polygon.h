@@ -1,0 +1,64 @@
+// A small convex polygon of fixed capacity (no heap), usable on host and device.
+#pragma once
+
+#include "util/hd.h"
+#include "util/vec3.h"
+
+namespace rad {
+
+struct ConvexPolygon {
+  static constexpr int kCapacity = 8;  // a quad clipped by two planes has at most 6 corners
+  Vec3 v[kCapacity];
+  int n = 0;
+};
+
+RAD_HD RAD_INLINE ConvexPolygon MakeConvexPolygon(const Vec3 *corners, int count) {
+  ConvexPolygon p;
+  for (int k = 0; k < count; ++k) p.v[k] = corners[k];
+  p.n = count;
+  return p;
+}
+
+// Keeps the part of `poly` where Dot(planeNormal, x - planePoint) >= 0 (Sutherland-Hodgman, one plane).
+// Corners closer to the plane than `tolerance` count as on it, so that a polygon touching the plane
+// along an edge is kept whole instead of gaining slivers.
+RAD_HD RAD_INLINE ConvexPolygon ClipToHalfSpace(const ConvexPolygon &poly, Vec3 planeNormal, Vec3 planePoint,
+                                                double tolerance) {
+  ConvexPolygon out;
+  if (poly.n == 0) return out;
+  double d[ConvexPolygon::kCapacity];
+  bool allInside = true, allOutside = true;
+  for (int k = 0; k < poly.n; ++k) {
+    d[k] = Dot(planeNormal, poly.v[k] - planePoint);
+    if (fabs(d[k]) <= tolerance) d[k] = 0;
+    if (d[k] < 0) allInside = false;
+    if (d[k] > 0) allOutside = false;
+  }
+  if (allOutside) return out;  // on or behind the plane (coplanar too): nothing of positive area in front
+  if (allInside) return poly;
+  for (int k = 0; k < poly.n; ++k) {
+    const int next = (k + 1) % poly.n;
+    if (d[k] >= 0 && out.n < ConvexPolygon::kCapacity) out.v[out.n++] = poly.v[k];
+    if ((d[k] > 0 && d[next] < 0) || (d[k] < 0 && d[next] > 0)) {
+      const double t = d[k] / (d[k] - d[next]);
+      if (out.n < ConvexPolygon::kCapacity) out.v[out.n++] = poly.v[k] + (poly.v[next] - poly.v[k]) * t;
+    }
+  }
+  if (out.n < 3) out.n = 0;
+  return out;
+}
+
+RAD_HD RAD_INLINE double PolygonArea(const ConvexPolygon &p) {
+  Vec3 s;
+  for (int k = 1; k + 1 < p.n; ++k) s += Cross(p.v[k] - p.v[0], p.v[k + 1] - p.v[0]);
+  return 0.5 * Length(s);
+}
+
+RAD_HD RAD_INLINE double PolygonDiameter(const ConvexPolygon &p) {
+  double d2 = 0;
+  for (int a = 0; a < p.n; ++a)
+    for (int b = a + 1; b < p.n; ++b) d2 = fmax(d2, LengthSquared(p.v[a] - p.v[b]));
+  return sqrt(d2);
+}
+
+}  // namespace rad

@@ -1,0 +1,82 @@
+#include "formfactor/embree_scene.h"
+
+#include <string>
+
+#include "util/error.h"
+
+namespace rad {
+
+namespace {
+
+void EmbreeErrorCallback(void *, RTCError code, const char *message) {
+  RAD_FATAL("Embree error " + std::to_string(int(code)) + ": " + (message ? message : ""));
+}
+
+}  // namespace
+
+EmbreeScene::EmbreeScene(const Scene &scene) {
+  device_ = rtcNewDevice(nullptr);
+  if (!device_) RAD_FATAL("rtcNewDevice failed (error " + std::to_string(int(rtcGetDeviceError(nullptr))) + ")");
+  rtcSetDeviceErrorFunction(device_, EmbreeErrorCallback, nullptr);
+  scene_ = rtcNewScene(device_);
+  rtcSetSceneBuildQuality(scene_, RTC_BUILD_QUALITY_HIGH);
+
+  size_t triangles = 0, vertices = 0;
+  for (const Face &f : scene.faces) {
+    triangles += f.corners.size() - 2;
+    vertices += f.corners.size();
+  }
+  RTCGeometry geom = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_TRIANGLE);
+  auto *vb = static_cast<float *>(
+      rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float), vertices));
+  auto *ib = static_cast<unsigned *>(
+      rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(unsigned), triangles));
+  size_t v = 0, t = 0;
+  for (const Face &f : scene.faces) {
+    const unsigned base = unsigned(v);
+    for (const Vec3 &c : f.corners) {
+      vb[3 * v + 0] = float(c.x);
+      vb[3 * v + 1] = float(c.y);
+      vb[3 * v + 2] = float(c.z);
+      ++v;
+    }
+    for (size_t k = 1; k + 1 < f.corners.size(); ++k) {
+      ib[3 * t + 0] = base;
+      ib[3 * t + 1] = base + unsigned(k);
+      ib[3 * t + 2] = base + unsigned(k + 1);
+      ++t;
+    }
+  }
+  rtcCommitGeometry(geom);
+  rtcAttachGeometry(scene_, geom);
+  rtcReleaseGeometry(geom);
+  rtcCommitScene(scene_);
+}
+
+EmbreeScene::~EmbreeScene() {
+  if (scene_) rtcReleaseScene(scene_);
+  if (device_) rtcReleaseDevice(device_);
+}
+
+bool EmbreeScene::SegmentOccluded(Vec3 from, Vec3 to) const {
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  RTCRay ray;
+  const Vec3 d = to - from;
+  ray.org_x = float(from.x);
+  ray.org_y = float(from.y);
+  ray.org_z = float(from.z);
+  ray.dir_x = float(d.x);
+  ray.dir_y = float(d.y);
+  ray.dir_z = float(d.z);
+  ray.tnear = kSegmentTrim;
+  ray.tfar = 1.0f - kSegmentTrim;
+  ray.time = 0;
+  ray.mask = 0xFFFFFFFFu;
+  ray.id = 0;
+  ray.flags = 0;
+  rtcOccluded1(scene_, &context, &ray);
+  return ray.tfar < 0;  // Embree sets tfar to -inf on a hit
+}
+
+}  // namespace rad

@@ -1,0 +1,32 @@
+// The rank's Embree scene of all input polygons (as triangles), shared by all its threads for shadow rays.
+#pragma once
+
+#include <embree3/rtcore.h>
+
+#include "scene/scene.h"
+#include "util/vec3.h"
+
+namespace rad {
+
+class EmbreeScene {
+ public:
+  explicit EmbreeScene(const Scene &scene);
+  ~EmbreeScene();
+  EmbreeScene(const EmbreeScene &) = delete;
+  EmbreeScene &operator=(const EmbreeScene &) = delete;
+
+  // True if any polygon blocks the open segment from `from` to `to`. The ends are trimmed by a relative
+  // epsilon so that the polygons the segment starts and ends on never count.
+  bool SegmentOccluded(Vec3 from, Vec3 to) const;
+
+  RTCScene Handle() const { return scene_; }
+
+ private:
+  RTCDevice device_ = nullptr;
+  RTCScene scene_ = nullptr;
+};
+
+// Relative trim of shadow segments, in units of the segment's length.
+constexpr float kSegmentTrim = 1e-5f;
+
+}  // namespace rad

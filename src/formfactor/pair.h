@@ -1,0 +1,41 @@
+// The unoccluded part of one form factor and whether it needs shadow rays.
+#pragma once
+
+#include "formfactor/geometry.h"
+#include "formfactor/shaft.h"
+#include "formfactor/unoccluded.h"
+
+namespace rad {
+
+struct PairResult {
+  double unoccluded = 0;
+  bool needsRays = false;
+  int evaluations = 0;
+};
+
+inline PairResult UnoccludedPair(const FormFactorGeometry &g, int i, int j, const QuadratureSettings &q) {
+  PairResult r;
+  const Patch &pi = g.patches[i], &pj = g.patches[j];
+  if (i == j || pi.face == pj.face) return r;  // a planar face does not see itself
+  const ClippedPair cp = ClipPair(PatchPolygon(pi), pi.normal, PatchPolygon(pj), pj.normal);
+  if (cp.emitter.n == 0) return r;
+  const UnoccludedResult u = UnoccludedFormFactor(cp, pi.normal, pi.area, q);
+  r.unoccluded = u.formFactor;
+  r.evaluations = u.evaluations;
+  if (r.unoccluded <= 0) return r;
+  if (!g.hasFacePairCandidates) {
+    r.needsRays = true;
+    return r;
+  }
+  const int64_t key = int64_t(pi.face) * g.faceCount + pj.face;
+  const int64_t begin = g.candidateStart[key], end = g.candidateStart[key + 1];
+  if (begin == end) return r;
+  const Shaft shaft = MakeShaft(cp.emitter, pi.normal, cp.receiver, pj.normal);
+  for (int64_t c = begin; c < end && !r.needsRays; ++c) {
+    const Occluder &o = g.occluders[g.candidates[c]];
+    r.needsRays = ShaftMayBeBlockedBy(shaft, o.polygon.v, o.polygon.n, o.normal);
+  }
+  return r;
+}
+
+}  // namespace rad

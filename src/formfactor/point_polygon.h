@@ -1,0 +1,34 @@
+// The form factor from a differential area at x (unit normal nx) to a polygon, by Lambert's contour formula:
+//   F = 1/(2 pi) * sum over edges k of  beta_k * (nx . unit(R_{k+1} x R_k)),  R_k = v_k - x,
+// where beta_k is the angle the edge subtends at x. Exact for any polygon that lies entirely in front of
+// x's tangent plane; callers clip the polygon to that half-space first. The polygon's corners must run
+// counter-clockwise seen from its front and x must be in front of it (otherwise the sum changes sign,
+// which the callers rule out by clipping as well).
+#pragma once
+
+#include "formfactor/convex_polygon.h"
+#include "util/hd.h"
+#include "util/vec3.h"
+
+namespace rad {
+
+constexpr double kPi = 3.14159265358979323846;
+
+RAD_HD RAD_INLINE double PointToPolygonFormFactor(Vec3 x, Vec3 nx, const ConvexPolygon &poly) {
+  double sum = 0;
+  Vec3 r0 = poly.v[poly.n - 1] - x;
+  for (int k = 0; k < poly.n; ++k) {
+    const Vec3 r1 = poly.v[k] - x;
+    const Vec3 c = Cross(r1, r0);
+    const double s = Length(c);
+    // An edge through x (s = 0) subtends no solid angle with a defined plane: it contributes nothing.
+    if (s > 0) {
+      const double beta = atan2(s, Dot(r0, r1));  // atan2 keeps full accuracy for tiny and near-pi angles
+      sum += beta * Dot(nx, c) / s;
+    }
+    r0 = r1;
+  }
+  return sum / (2 * kPi);
+}
+
+}  // namespace rad

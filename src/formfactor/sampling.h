@@ -1,0 +1,65 @@
+// Stratified sample points for the shadow rays of one patch pair.
+// The R rays of pair (i, j) use a 4-D randomised Hammersley-Halton set: dimension 0 is (k + 1/2)/R, the others
+// are radical inverses in bases 2, 3 and 5, all shifted by a Cranley-Patterson rotation drawn from
+// Philox(seed, i, j). Points on each patch are spread evenly for any R, and the set depends only on
+// (seed, i, j, k).
+#pragma once
+
+#include <cstdint>
+
+#include "util/hd.h"
+#include "util/rng.h"
+#include "util/vec3.h"
+
+namespace rad {
+
+RAD_HD RAD_INLINE double RadicalInverse(uint32_t k, uint32_t base) {
+  const double inv = 1.0 / base;
+  double f = inv, r = 0;
+  while (k > 0) {
+    r += f * (k % base);
+    k /= base;
+    f *= inv;
+  }
+  return r;
+}
+
+RAD_HD RAD_INLINE double Wrap(double x) { return x - floor(x); }
+
+struct PairSampleSet {
+  double shift[4];
+};
+
+RAD_HD RAD_INLINE PairSampleSet MakePairSampleSet(uint64_t seed, uint32_t i, uint32_t j) {
+  const Philox4x32 r = Philox(i, j, 0x5a4d7u, 0u, uint32_t(seed), uint32_t(seed >> 32));
+  return PairSampleSet{{ToUnit(r.v[0]), ToUnit(r.v[1]), ToUnit(r.v[2]), ToUnit(r.v[3])}};
+}
+
+// Sample k of R: (u1, v1) on the emitter's unit square, (u2, v2) on the receiver's.
+RAD_HD RAD_INLINE void PairSample(const PairSampleSet &set, uint32_t k, uint32_t count, double out[4]) {
+  out[0] = Wrap((k + 0.5) / count + set.shift[0]);
+  out[1] = Wrap(RadicalInverse(k, 2) + set.shift[1]);
+  out[2] = Wrap(RadicalInverse(k, 3) + set.shift[2]);
+  out[3] = Wrap(RadicalInverse(k, 5) + set.shift[3]);
+}
+
+// Maps the unit square onto a patch with corners c[0..count). Triangles use the area-preserving square-root
+// map; quads the bilinear map, which for the parallelograms produced by subdividing a rectangle or
+// parallelogram is area-preserving too. `jacobian` is the local area scale relative to uniform (1 for both
+// maps on parallelograms; the bilinear map's ratio for general quads).
+RAD_HD RAD_INLINE Vec3 SquareToPatch(const Vec3 *c, int count, double u, double v, double &jacobian) {
+  if (count == 3) {
+    const double su = sqrt(u);
+    jacobian = 1;
+    return c[0] * (1 - su) + c[1] * (su * (1 - v)) + c[2] * (su * v);
+  }
+  const Vec3 p = c[0] * ((1 - u) * (1 - v)) + c[1] * (u * (1 - v)) + c[2] * (u * v) + c[3] * ((1 - u) * v);
+  const Vec3 du = (c[1] - c[0]) * (1 - v) + (c[2] - c[3]) * v;
+  const Vec3 dv = (c[3] - c[0]) * (1 - u) + (c[2] - c[1]) * u;
+  const double local = Length(Cross(du, dv));
+  const double total = 0.5 * (Length(Cross(c[1] - c[0], c[2] - c[0])) + Length(Cross(c[2] - c[0], c[3] - c[0])));
+  jacobian = total > 0 ? local / total : 1;
+  return p;
+}
+
+}  // namespace rad

@@ -1,0 +1,53 @@
+// radiosity: MPI form factors, radiosity solve and rendering. One executable with subcommands.
+#include <CLI/CLI.hpp>
+#include <mpi.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "util/error.h"
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  const int rank = rad::WorldRank();
+  int code = 0;
+  {
+    CLI::App app{"radiosity: form factors, radiosity and images for diffuse scenes, on MPI ranks"};
+    app.require_subcommand(1);
+    bool version = false;
+    app.add_flag("--version", version, "Print the version and the backends compiled in, then exit");
+    const std::vector<std::pair<std::string, rad::CommandRunner>> commands = {
+        {"formfactors", rad::AddFormFactorsCommand(app)},
+        {"info", rad::AddInfoCommand(app)},
+    };
+    // --version works without a subcommand.
+    app.preparse_callback([&](size_t) {
+      for (int k = 1; k < argc; ++k)
+        if (std::string(argv[k]) == "--version") app.require_subcommand(0);
+    });
+    try {
+      app.parse(argc, argv);
+      if (version) {
+        if (rank == 0) std::printf("radiosity %s\n%s\n", RAD_VERSION, rad::BackendsDescription().c_str());
+      } else {
+        for (const auto &[name, run] : commands)
+          if (app.get_subcommand(name)->parsed()) code = run();
+      }
+    } catch (const CLI::ParseError &e) {
+      if (rank == 0) {
+        const int c = app.exit(e);  // prints help, or the error with a usage hint
+        code = (c == 0) ? 0 : rad::kExitInputError;
+      } else {
+        code = (e.get_exit_code() == 0) ? 0 : rad::kExitInputError;
+      }
+    } catch (const rad::InputError &e) {
+      if (rank == 0) std::fprintf(stderr, "radiosity: error: %s\n", e.what());
+      code = rad::kExitInputError;
+    } catch (const std::exception &e) {
+      RAD_FATAL(std::string("unexpected exception: ") + e.what());
+    }
+  }
+  MPI_Finalize();
+  return code;
+}

@@ -1,0 +1,99 @@
+#include "util/timers.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "util/error.h"
+#include "util/json.h"
+
+namespace rad {
+
+double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+void PhaseTimers::Add(const std::string &phase, double seconds) {
+  if (!seconds_.count(phase)) order_.push_back(phase);
+  seconds_[phase] += seconds;
+}
+
+double PhaseTimers::Get(const std::string &phase) const {
+  auto it = seconds_.find(phase);
+  return it == seconds_.end() ? 0.0 : it->second;
+}
+
+std::vector<PhaseTimers::Summary> PhaseTimers::Reduce(MPI_Comm comm, const std::string &totalPhase) const {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  // Every rank runs the same phases in the same order (they are collective steps), so order_ agrees.
+  std::vector<double> local;
+  for (const auto &p : order_) local.push_back(Get(p));
+  const int n = int(local.size());
+  std::vector<double> mn(n), mx(n), sum(n);
+  MPI_Allreduce(local.data(), mn.data(), n, MPI_DOUBLE, MPI_MIN, comm);
+  MPI_Allreduce(local.data(), mx.data(), n, MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(local.data(), sum.data(), n, MPI_DOUBLE, MPI_SUM, comm);
+  double total = 0;
+  for (int k = 0; k < n; ++k)
+    if (order_[k] == totalPhase) total = mx[k];
+  std::vector<Summary> out;
+  for (int k = 0; k < n; ++k)
+    out.push_back(Summary{order_[k], mn[k], sum[k] / size, mx[k], total > 0 ? mx[k] / total : 0});
+  return out;
+}
+
+std::map<std::string, double> PhaseTimers::ReduceCounters(MPI_Comm comm) const {
+  std::map<std::string, double> out;
+  for (const auto &[name, value] : counters_) {
+    double sum = 0;
+    MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, comm);
+    out[name] = sum;
+  }
+  return out;
+}
+
+void PhaseTimers::Report(MPI_Comm comm, const std::string &title, const std::string &totalPhase,
+                         const std::string &jsonPath,
+                         const std::vector<std::pair<std::string, std::string>> &extra) const {
+  const auto rows = Reduce(comm, totalPhase);
+  const auto counters = ReduceCounters(comm);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  if (rank != 0) return;
+  std::fprintf(stderr, "\n%s: timings over %d rank(s), seconds\n", title.c_str(), size);
+  std::fprintf(stderr, "  %-22s %10s %10s %10s %7s\n", "phase", "min", "avg", "max", "share");
+  for (const auto &r : rows)
+    std::fprintf(stderr, "  %-22s %10.3f %10.3f %10.3f %6.1f%%\n", r.phase.c_str(), r.min, r.avg, r.max,
+                 100 * r.share);
+  for (const auto &[name, value] : counters) std::fprintf(stderr, "  %-22s %g\n", name.c_str(), value);
+  for (const auto &[k, v] : extra) std::fprintf(stderr, "  %-22s %s\n", k.c_str(), v.c_str());
+  std::fflush(stderr);
+  if (jsonPath.empty()) return;
+  JsonWriter json;
+  json.BeginObject();
+  json.Key("command").String(title);
+  json.Key("ranks").Number(size);
+  json.Key("phases").BeginArray();
+  for (const auto &r : rows) {
+    json.BeginObject();
+    json.Key("name").String(r.phase);
+    json.Key("min").Number(r.min);
+    json.Key("avg").Number(r.avg);
+    json.Key("max").Number(r.max);
+    json.Key("share").Number(r.share);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.Key("counters").BeginObject();
+  for (const auto &[name, value] : counters) json.Key(name).Number(value);
+  json.EndObject();
+  json.Key("parameters").BeginObject();
+  for (const auto &[k, v] : extra) json.Key(k).String(v);
+  json.EndObject();
+  json.EndObject();
+  std::ofstream out(jsonPath);
+  out << json.str() << "\n";
+  if (!out) std::fprintf(stderr, "radiosity: warning: could not write timings to %s\n", jsonPath.c_str());
+}
+
+}  // namespace rad

@@ -1,0 +1,38 @@
+// Small 3-vector in double precision, usable on host and device.
+#pragma once
+
+#include <cmath>
+
+#include "util/hd.h"
+
+namespace rad {
+
+struct Vec3 {
+  double x = 0, y = 0, z = 0;
+  RAD_HD constexpr Vec3() = default;
+  RAD_HD constexpr Vec3(double xx, double yy, double zz) : x(xx), y(yy), z(zz) {}
+  RAD_HD double operator[](int k) const { return k == 0 ? x : (k == 1 ? y : z); }
+  RAD_HD double &operator[](int k) { return k == 0 ? x : (k == 1 ? y : z); }
+};
+
+RAD_HD RAD_INLINE Vec3 operator+(Vec3 a, Vec3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+RAD_HD RAD_INLINE Vec3 operator-(Vec3 a, Vec3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+RAD_HD RAD_INLINE Vec3 operator-(Vec3 a) { return {-a.x, -a.y, -a.z}; }
+RAD_HD RAD_INLINE Vec3 operator*(Vec3 a, double s) { return {a.x * s, a.y * s, a.z * s}; }
+RAD_HD RAD_INLINE Vec3 operator*(double s, Vec3 a) { return a * s; }
+RAD_HD RAD_INLINE Vec3 operator/(Vec3 a, double s) { return {a.x / s, a.y / s, a.z / s}; }
+RAD_HD RAD_INLINE Vec3 &operator+=(Vec3 &a, Vec3 b) { a = a + b; return a; }
+RAD_HD RAD_INLINE Vec3 &operator-=(Vec3 &a, Vec3 b) { a = a - b; return a; }
+RAD_HD RAD_INLINE Vec3 &operator*=(Vec3 &a, double s) { a = a * s; return a; }
+
+RAD_HD RAD_INLINE double Dot(Vec3 a, Vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+RAD_HD RAD_INLINE Vec3 Cross(Vec3 a, Vec3 b) {
+  return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+RAD_HD RAD_INLINE double LengthSquared(Vec3 a) { return Dot(a, a); }
+RAD_HD RAD_INLINE double Length(Vec3 a) { return sqrt(Dot(a, a)); }
+RAD_HD RAD_INLINE Vec3 Normalize(Vec3 a) { return a / Length(a); }
+RAD_HD RAD_INLINE Vec3 Min(Vec3 a, Vec3 b) { return {fmin(a.x, b.x), fmin(a.y, b.y), fmin(a.z, b.z)}; }
+RAD_HD RAD_INLINE Vec3 Max(Vec3 a, Vec3 b) { return {fmax(a.x, b.x), fmax(a.y, b.y), fmax(a.z, b.z)}; }
+
+}  // namespace rad
