@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what radiosity needs (Debian 12 packages), configures and builds it in build/.
+# As root on Debian: installs missing packages with apt-get. Otherwise: lists what is missing and stops,
+# so that on a cluster you can load the matching modules (MPI, HDF5 with MPI, Embree 3, TBB, CLI11,
+# GoogleTest, tinyobjloader) and point CMake at them instead.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libembree-dev libtbb-dev
+          libcli11-dev libgtest-dev libgmock-dev libtinyobjloader-dev libstb-dev libtinyexr-dev
+          python3-numpy python3-h5py python3-matplotlib python3-scipy)
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q >/dev/null
+    apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing packages: ${missing[*]}" >&2
+    echo "setup: install them (sudo apt-get install ...) or load the equivalent modules, then run again" >&2
+    exit 1
+  fi
+fi
+
+build=${RAD_BUILD_DIR:-build}
+jobs=${RAD_BUILD_JOBS:-$(nproc)}
+cmake -S . -B "$build" -DPython3_EXECUTABLE=/usr/bin/python3 ${RAD_CMAKE_ARGS:-} >"$build.configure.log" 2>&1 \
+  || { cat "$build.configure.log"; exit 1; }
+sed -n '/radiosity .* configuration/,/tests  /p' "$build.configure.log" | sed 's/^-- //'
+cmake --build "$build" -j "$jobs"

@@ -1,0 +1,167 @@
+// Form-factor physics against exact answers (Howell's catalogue), closure and reciprocity.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "formfactor/pair.h"
+#include "formfactor/point_polygon.h"
+#include "formfactor/unoccluded.h"
+#include "test_scenes.h"
+
+namespace rad {
+namespace {
+
+using test::RectXPlus;
+using test::RectZ;
+using test::SceneOf;
+
+// Howell C-11: parallel, directly opposed rectangles a x b at distance c.
+double ParallelRectangles(double a, double b, double c) {
+  const double X = a / c, Y = b / c;
+  return 2 / (kPi * X * Y) *
+         (std::log(std::sqrt((1 + X * X) * (1 + Y * Y) / (1 + X * X + Y * Y))) +
+          X * std::sqrt(1 + Y * Y) * std::atan(X / std::sqrt(1 + Y * Y)) +
+          Y * std::sqrt(1 + X * X) * std::atan(Y / std::sqrt(1 + X * X)) - X * std::atan(X) - Y * std::atan(Y));
+}
+
+// Howell C-14: perpendicular rectangles with a common edge of length l; from the rectangle of width w to the
+// one of height h.
+double PerpendicularRectangles(double l, double w, double h) {
+  const double H = h / l, W = w / l;
+  const double A = (1 + W * W) * (1 + H * H) / (1 + W * W + H * H);
+  const double B = std::pow(W * W * (1 + W * W + H * H) / ((1 + W * W) * (W * W + H * H)), W * W);
+  const double C = std::pow(H * H * (1 + H * H + W * W) / ((1 + H * H) * (H * H + W * W)), H * H);
+  return 1 / (kPi * W) *
+         (W * std::atan(1 / W) + H * std::atan(1 / H) - std::sqrt(H * H + W * W) * std::atan(1 / std::sqrt(H * H + W * W)) +
+          0.25 * std::log(A * B * C));
+}
+
+// Howell B-3: differential element below one corner of a parallel rectangle a x b at distance c.
+double ElementToParallelRectangle(double a, double b, double c) {
+  const double A = a / c, B = b / c;
+  return 1 / (2 * kPi) *
+         (A / std::sqrt(1 + A * A) * std::atan(B / std::sqrt(1 + A * A)) +
+          B / std::sqrt(1 + B * B) * std::atan(A / std::sqrt(1 + B * B)));
+}
+
+// Sum over patches of face `from` and `to` of A_i F_ij, divided by the area of `from`: the face-to-face factor.
+double FaceToFace(const Scene &scene, int subdiv, int from, int to, double tolerance = 1e-5) {
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, subdiv);
+  QuadratureSettings q;
+  q.relativeTolerance = tolerance;
+  double sum = 0, area = 0;
+  for (size_t i = 0; i < g.patches.size(); ++i) {
+    if (g.patches[i].face != from) continue;
+    area += g.patches[i].area;
+    for (size_t j = 0; j < g.patches.size(); ++j)
+      if (g.patches[j].face == to) sum += g.patches[i].area * UnoccludedPair(g, int(i), int(j), q).unoccluded;
+  }
+  return sum / area;
+}
+
+TEST(Howell, ReferenceValuesMatchTheNotes) {
+  EXPECT_NEAR(ParallelRectangles(1, 1, 1), 0.199825, 1e-6);
+  EXPECT_NEAR(PerpendicularRectangles(1, 1, 1), 0.200044, 1e-6);
+}
+
+TEST(PointToPolygon, ElementBelowCornerOfParallelRectangle) {
+  for (double c : {0.1, 1.0, 3.0}) {
+    const auto r = RectZ(0, 2, 0, 0.5, c, false);
+    const ConvexPolygon p = MakeConvexPolygon(r.data(), 4);
+    EXPECT_NEAR(PointToPolygonFormFactor({0, 0, 0}, {0, 0, 1}, p), ElementToParallelRectangle(2, 0.5, c), 1e-13);
+  }
+}
+
+TEST(PointToPolygon, HemisphereSeenByElementIsOne) {
+  // A huge square close above the point covers almost the whole hemisphere.
+  const auto r = RectZ(-1e4, 1e4, -1e4, 1e4, 1, false);
+  EXPECT_NEAR(PointToPolygonFormFactor({0, 0, 0}, {0, 0, 1}, MakeConvexPolygon(r.data(), 4)), 1.0, 1e-4);
+}
+
+TEST(Unoccluded, OpposedUnitSquaresSubdiv3) {
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false)});
+  const double exact = ParallelRectangles(1, 1, 1);
+  EXPECT_NEAR(FaceToFace(s, 3, 0, 1) / exact - 1, 0, 1e-4);
+  EXPECT_NEAR(FaceToFace(s, 3, 1, 0) / exact - 1, 0, 1e-4);
+}
+
+TEST(Unoccluded, PerpendicularUnitSquaresSharingAnEdgeSubdiv3) {
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), RectXPlus(0, 0, 1, 0, 1)});
+  const double exact = PerpendicularRectangles(1, 1, 1);
+  EXPECT_NEAR(FaceToFace(s, 3, 0, 1) / exact - 1, 0, 1e-4);
+  EXPECT_NEAR(FaceToFace(s, 3, 1, 0) / exact - 1, 0, 1e-4);
+}
+
+TEST(Unoccluded, ParallelRectanglesOfOtherProportions) {
+  // Howell C-11 with a = 2, b = 0.5, c = 0.3: close and elongated.
+  const Scene s = SceneOf({RectZ(0, 2, 0, 0.5, 0, true), RectZ(0, 2, 0, 0.5, 0.3, false)});
+  EXPECT_NEAR(FaceToFace(s, 2, 0, 1) / ParallelRectangles(2, 0.5, 0.3) - 1, 0, 1e-4);
+}
+
+TEST(Unoccluded, PerpendicularRectanglesOfOtherProportions) {
+  // Howell C-14: common edge 1.5 along y, floor width 0.4 (x), wall height 2 (z).
+  const Scene s = SceneOf({RectZ(0, 0.4, 0, 1.5, 0, true), RectXPlus(0, 0, 1.5, 0, 2)});
+  EXPECT_NEAR(FaceToFace(s, 2, 0, 1) / PerpendicularRectangles(1.5, 0.4, 2) - 1, 0, 1e-4);
+  // Reciprocity at the face level: A_floor F_fw = A_wall F_wf.
+  EXPECT_NEAR(0.4 * 1.5 * FaceToFace(s, 2, 0, 1), 2 * 1.5 * FaceToFace(s, 2, 1, 0), 1e-6);
+}
+
+TEST(Unoccluded, TrianglesAgreeWithTheQuadTheyTile) {
+  // The same opposed squares, the receiver written as two triangles: the sum must not change.
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), {{0, 0, 1}, {0, 1, 1}, {1, 1, 1}}, {{0, 0, 1}, {1, 1, 1}, {1, 0, 1}}});
+  EXPECT_NEAR((FaceToFace(s, 2, 0, 1) + FaceToFace(s, 2, 0, 2)) / ParallelRectangles(1, 1, 1) - 1, 0, 1e-4);
+}
+
+TEST(Unoccluded, ClosedCubeRowsSumToOne) {
+  const FormFactorGeometry g = BuildFormFactorGeometry(test::UnitCube(), 3);
+  QuadratureSettings q;
+  double worst = 0;
+  for (size_t i = 0; i < g.patches.size(); i += 7) {  // every 7th row keeps the test quick
+    double sum = 0;
+    for (size_t j = 0; j < g.patches.size(); ++j) sum += UnoccludedPair(g, int(i), int(j), q).unoccluded;
+    worst = std::max(worst, std::fabs(sum - 1));
+  }
+  EXPECT_LT(worst, 1e-4);
+}
+
+TEST(Unoccluded, ReciprocityOnTheCube) {
+  const FormFactorGeometry g = BuildFormFactorGeometry(test::UnitCube(), 2);
+  QuadratureSettings q;
+  double worst = 0;
+  for (size_t i = 0; i < g.patches.size(); ++i)
+    for (size_t j = i + 1; j < g.patches.size(); ++j) {
+      const double a = g.patches[i].area * UnoccludedPair(g, int(i), int(j), q).unoccluded;
+      const double b = g.patches[j].area * UnoccludedPair(g, int(j), int(i), q).unoccluded;
+      if (std::max(a, b) > 0) worst = std::max(worst, std::fabs(a - b) / std::max(a, b));
+    }
+  EXPECT_LT(worst, 1e-3);
+}
+
+TEST(Unoccluded, BackFacingAndCoplanarPairsAreExactlyZero) {
+  // Two squares facing away from each other, and two coplanar squares.
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, false), RectZ(0, 1, 0, 1, 1, true), RectZ(2, 3, 0, 1, 0, false)});
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+  QuadratureSettings q;
+  EXPECT_EQ(UnoccludedPair(g, 0, 1, q).unoccluded, 0.0);
+  EXPECT_EQ(UnoccludedPair(g, 1, 0, q).unoccluded, 0.0);
+  EXPECT_EQ(UnoccludedPair(g, 0, 2, q).unoccluded, 0.0);
+}
+
+TEST(Unoccluded, WellSeparatedShortcutIsAccurate) {
+  // At the shortcut's threshold the single 7-point fan must stay within 3e-6 of the refined value.
+  QuadratureSettings strict;
+  strict.relativeTolerance = 1e-10;
+  strict.wellSeparatedRatio = 1e30;  // never take the shortcut
+  QuadratureSettings normal;
+  for (double gap : {0.5, 0.6, 1.0}) {
+    const auto e = RectZ(0, 0.125, 0, 0.125, 0, true);
+    const auto r = RectZ(0.05, 0.175, 0, 0.125, gap, false);
+    const ClippedPair cp = ClipPair(MakeConvexPolygon(e.data(), 4), {0, 0, 1}, MakeConvexPolygon(r.data(), 4), {0, 0, -1});
+    const double ref = UnoccludedFormFactor(cp, {0, 0, 1}, 0.125 * 0.125, strict).formFactor;
+    const double fast = UnoccludedFormFactor(cp, {0, 0, 1}, 0.125 * 0.125, normal).formFactor;
+    EXPECT_NEAR(fast / ref - 1, 0, 3e-6) << "gap " << gap;
+  }
+}
+
+}  // namespace
+}  // namespace rad

@@ -1,0 +1,124 @@
+// Occlusion: shafts, shadow rays with Embree, and the random numbers behind them.
+#include <gtest/gtest.h>
+
+#include <tbb/global_control.h>
+
+#include "formfactor/cpu_form_factors.h"
+#include "formfactor/pair.h"
+#include "formfactor/visibility.h"
+#include "test_scenes.h"
+#include "util/rng.h"
+
+namespace rad {
+namespace {
+
+using test::RectZ;
+using test::SceneOf;
+
+TEST(Philox, KnownAnswer) {
+  // Random123's known-answer vector for philox4x32-10 with zero counter and key.
+  const Philox4x32 r = Philox(0, 0, 0, 0, 0, 0);
+  EXPECT_EQ(r.v[0], 0x6627e8d5u);
+  EXPECT_EQ(r.v[1], 0xe169c58du);
+  EXPECT_EQ(r.v[2], 0xbc57ac4cu);
+  EXPECT_EQ(r.v[3], 0x9b00dbd8u);
+}
+
+TEST(Sampling, PointsAreStratifiedInFirstDimension) {
+  const PairSampleSet set = MakePairSampleSet(7, 3, 5);
+  int bins[32] = {};
+  for (uint32_t k = 0; k < 32; ++k) {
+    double u[4];
+    PairSample(set, k, 32, u);
+    for (double x : u) {
+      EXPECT_GE(x, 0.0);
+      EXPECT_LT(x, 1.0);
+    }
+    ++bins[int(u[0] * 32)];
+  }
+  for (int b : bins) EXPECT_EQ(b, 1);
+}
+
+Scene Blocked() {
+  // Two opposed unit squares with a larger square between them facing up.
+  return SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(-1, 2, -1, 2, 0.5, true)});
+}
+
+TEST(Shaft, FindsTheBlockerAndIgnoresTouchingWalls) {
+  const Scene blocked = Blocked();
+  const FormFactorGeometry g = BuildFormFactorGeometry(blocked, 0);
+  QuadratureSettings q;
+  // The blocker faces up, so only the bottom square sees it; the pair 0 -> 1 needs rays.
+  EXPECT_TRUE(UnoccludedPair(g, 0, 1, q).needsRays);
+  // In a closed cube nothing needs rays: adjacent walls only touch the shafts.
+  const FormFactorGeometry cube = BuildFormFactorGeometry(test::UnitCube(), 1);
+  for (size_t i = 0; i < cube.patches.size(); ++i)
+    for (size_t j = 0; j < cube.patches.size(); ++j) EXPECT_FALSE(UnoccludedPair(cube, int(i), int(j), q).needsRays);
+}
+
+TEST(Shaft, OccluderOutsideTheShaftIsNotACandidate) {
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(3, 4, 0, 1, 0.5, true)});
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 1);
+  QuadratureSettings q;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 4; j < 8; ++j) EXPECT_FALSE(UnoccludedPair(g, i, j, q).needsRays);
+}
+
+TEST(Visibility, FullyBlockedPairIsExactlyZeroAndOpenPairsKeepTheirValue) {
+  const Scene s = Blocked();
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 1);
+  EmbreeScene embree(s);
+  std::vector<long long> rows;
+  for (long long i = 0; i < (long long)g.patches.size(); ++i) rows.push_back(i);
+  std::vector<double> F;
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, F, timers, counters, false);
+  const size_t n = g.patches.size();
+  for (size_t i = 0; i < 4; ++i)
+    for (size_t j = 4; j < 8; ++j) {
+      EXPECT_EQ(F[i * n + j], 0.0);
+      EXPECT_EQ(F[j * n + i], 0.0);
+    }
+  // The top square sees the blocker's front (the blocker faces up); rays were traced.
+  double toBlocker = 0;
+  for (size_t j = 8; j < n; ++j) toBlocker += F[4 * n + j];
+  EXPECT_GT(toBlocker, 0.5);
+  EXPECT_GT(counters.rays, 0);
+}
+
+TEST(Visibility, HalfBlockedPairIsAboutHalf) {
+  // A blocker covering exactly half (x < 0.5) of the gap between two opposed unit squares, seen from the
+  // centre line: by symmetry the kernel-weighted visible fraction of the whole pair is 1/2.
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(-5, 0.5, -5, 6, 0.5, true)});
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+  EmbreeScene embree(s);
+  auto occluded = [&](Vec3 a, Vec3 b) { return embree.SegmentOccluded(a, b); };
+  uint32_t traced = 0;
+  const double v = VisibleFraction(g.patches[0], g.patches[1], 0, 1, 1, 4096, occluded, traced);
+  EXPECT_NEAR(v, 0.5, 0.02);
+  EXPECT_EQ(traced, 4096u);
+}
+
+TEST(Visibility, RowsDoNotDependOnThreadCount) {
+  const Scene s = Blocked();
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 2);
+  EmbreeScene embree(s);
+  std::vector<long long> rows;
+  for (long long i = 0; i < (long long)g.patches.size(); i += 3) rows.push_back(i);
+  std::vector<double> one, two;
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, one, timers, counters, false);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 4);
+    ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, two, timers, counters, false);
+  }
+  EXPECT_EQ(one, two);
+}
+
+}  // namespace
+}  // namespace rad
