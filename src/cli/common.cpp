@@ -1,3 +1,6 @@
+#include <sched.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -33,7 +36,18 @@ int DefaultThreadsPerRank(int requested) {
   MPI_Comm_size(node, &ranksOnNode);
   MPI_Comm_free(&node);
   const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / ranksOnNode);
+  const int share = std::max(1, cores / ranksOnNode);
+  // mpirun binds each rank to a core by default (Open MPI, up to 2 ranks): more threads than the CPUs the
+  // rank may run on would only time-share them.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : share;
+  if (allowed < share && WorldRank() == 0)
+    std::fprintf(stderr,
+                 "radiosity: note: each rank may use %d of the node's %d cores for its share of %d; "
+                 "use `mpirun --bind-to none` or `--map-by slot:PE=%d` to give ranks more cores\n",
+                 allowed, cores, share, share);
+  return std::max(1, std::min(share, allowed));
 }
 
 void AgreeOrThrow(bool ok, const std::string &message) {
