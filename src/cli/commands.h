@@ -18,8 +18,9 @@ CommandRunner AddInfoCommand(CLI::App &app);
 // Shared helpers for commands.
 int WorldRank();
 int WorldSize();
-// Threads this rank should use: the node's cores divided among the node's ranks, unless `requested` > 0.
-int DefaultThreadsPerRank(int requested);
+// Threads this rank should use: the node's cores divided among the node's ranks (no more than the CPUs the
+// rank is bound to), unless `requested` > 0. `note` receives a hint when binding limits the rank.
+int DefaultThreadsPerRank(int requested, std::string *note = nullptr);
 // Throws InputError(message) on every rank if `ok` is false on any rank (the lowest such rank's message).
 void AgreeOrThrow(bool ok, const std::string &message);
 // Checks on rank 0 that `path`'s folder exists, so that every rank fails early and alike if it does not.

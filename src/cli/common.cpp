@@ -28,7 +28,7 @@ int WorldSize() {
   return s;
 }
 
-int DefaultThreadsPerRank(int requested) {
+int DefaultThreadsPerRank(int requested, std::string *note) {
   if (requested > 0) return requested;
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
@@ -42,11 +42,14 @@ int DefaultThreadsPerRank(int requested) {
   cpu_set_t set;
   CPU_ZERO(&set);
   const int allowed = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : share;
-  if (allowed < share && WorldRank() == 0)
-    std::fprintf(stderr,
-                 "radiosity: note: each rank may use %d of the node's %d cores for its share of %d; "
-                 "use `mpirun --bind-to none` or `--map-by slot:PE=%d` to give ranks more cores\n",
-                 allowed, cores, share, share);
+  if (allowed < share && note) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "each rank may use %d of the node's %d cores for its share of %d; use `mpirun --bind-to none` "
+                  "or `--map-by slot:PE=%d` to give ranks more cores",
+                  allowed, cores, share, share);
+    *note = text;
+  }
   return std::max(1, std::min(share, allowed));
 }
 

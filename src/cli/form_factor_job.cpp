@@ -41,7 +41,7 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options) : o_(std::move(option
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
   if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
   if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);
-  threads_ = DefaultThreadsPerRank(o_.threads);
+  threads_ = DefaultThreadsPerRank(o_.threads, &threadNote_);
 }
 
 void FormFactorJob::Run() {
@@ -56,6 +56,7 @@ void FormFactorJob::Run() {
     throw InputError(o_.input + ": --subdiv " + std::to_string(o_.subdiv) + " gives too many patches");
   rows_ = OwnedRows(patchCount, rank, size, distribution_);
   const double bytes = double(rows_.size()) * double(patchCount) * 8;
+  if (rank == 0 && !o_.quiet && !threadNote_.empty()) std::fprintf(stderr, "radiosity: note: %s\n", threadNote_.c_str());
   if (rank == 0 && !o_.quiet)
     std::fprintf(stderr, "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %.1f MiB of F per rank\n",
                  o_.input.c_str(), scene_.faces.size(), patchCount, size, threads_, bytes / (1 << 20));

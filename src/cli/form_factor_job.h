@@ -65,6 +65,7 @@ class FormFactorJob {
   PhaseTimers timers_;
   double start_ = 0;
   int threads_ = 1;
+  std::string threadNote_;
 };
 
 }  // namespace rad

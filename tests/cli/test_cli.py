@@ -402,14 +402,25 @@ class TestBadInput(CliTestCase):
                                 "%s lacks its '# expect:' line" % name)
             # The message may name the OBJ or the MTL file where the problem is.
             names = [name] + mtllibs_of(obj)
-            for ranks in (1, 2):
-                with self.subTest(scene=name, ranks=ranks):
-                    out_dir = self.path("%s.%d" % (name, ranks))
+            # One rank: the executable alone (an MPI singleton; mpiexec takes ~2 s to report any failed job,
+            # so the launcher's one-rank path is covered once, below); two ranks: under mpiexec.
+            for ranks in (None, 2):
+                with self.subTest(scene=name, ranks=ranks or 1):
+                    out_dir = self.path("%s.%d" % (name, ranks or 1))
                     os.mkdir(out_dir)
                     self.expect_usage_error(["formfactors", "--input", obj,
                                              "--output", os.path.join(out_dir, "OUT.h5"),
                                              "--raw", os.path.join(out_dir, "OUT.raw")],
                                             ranks=ranks, names=names, out_dir=out_dir)
+
+    def test_bad_scene_under_mpiexec_one_rank(self):
+        name = "zero_area.obj"
+        out_dir = self.path("out")
+        os.mkdir(out_dir)
+        self.expect_usage_error(["formfactors", "--input", os.path.join(BAD_MESHES, name),
+                                 "--output", os.path.join(out_dir, "OUT.h5"),
+                                 "--raw", os.path.join(out_dir, "OUT.raw")],
+                                ranks=1, names=[name], out_dir=out_dir)
 
     def test_missing_input(self):
         out = self.path("out")
