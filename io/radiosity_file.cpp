@@ -158,18 +158,22 @@ void RadiosityFileWriter::Commit() {
   RAD_H5(H5Fflush(file_, H5F_SCOPE_GLOBAL));
   file_.Reset();
   H5garbage_collect();
-  MPI_Barrier(comm_);
+  committed_ = true;
+  RenameIntoPlace(comm_, partialPath_, path_);
+}
+
+void RenameIntoPlace(MPI_Comm comm, const std::string &partialPath, const std::string &path) {
+  MPI_Barrier(comm);  // every rank has closed the file
   int rank = 0;
-  MPI_Comm_rank(comm_, &rank);
+  MPI_Comm_rank(comm, &rank);
   int ok = 1;
   if (rank == 0) {
     std::error_code ec;
-    std::filesystem::rename(partialPath_, path_, ec);
+    std::filesystem::rename(partialPath, path, ec);
     ok = ec ? 0 : 1;
   }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, comm_);
-  if (!ok) throw InputError(path_ + ": cannot rename " + partialPath_ + " into place");
-  committed_ = true;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
+  if (!ok) throw InputError(path + ": cannot rename " + partialPath + " into place");
 }
 
 }  // namespace rad

@@ -48,6 +48,10 @@ class RadiosityFileWriter {
   bool committed_ = false;
 };
 
+// Collective: after every rank has closed `partialPath`, rank 0 renames it to `path`; throws on every rank
+// if that fails.
+void RenameIntoPlace(MPI_Comm comm, const std::string &partialPath, const std::string &path);
+
 // Rows owned by this rank form an arithmetic sequence (cyclic: step P; block: step 1).
 struct RowSequence {
   long long first = 0, step = 1, count = 0;

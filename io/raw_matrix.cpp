@@ -4,7 +4,6 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
-#include <filesystem>
 
 #include "radiosity_file.h"
 #include "util/error.h"
@@ -65,15 +64,7 @@ void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const s
   RAD_MPI(MPI_Type_free(&rowType));
   RAD_MPI(MPI_File_close(&fh));
 
-  MPI_Barrier(comm);
-  int ok = 1;
-  if (rank == 0) {
-    std::error_code ec;
-    std::filesystem::rename(partial, path, ec);
-    ok = ec ? 0 : 1;
-  }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-  if (!ok) throw InputError(path + ": cannot rename " + partial + " into place");
+  RenameIntoPlace(comm, partial, path);
 }
 
 }  // namespace rad
