@@ -3,6 +3,9 @@
 
 #include <tbb/global_control.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/pair.h"
 #include "formfactor/visibility.h"
@@ -118,6 +121,39 @@ TEST(Visibility, RowsDoNotDependOnThreadCount) {
     ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, two, timers, counters, false);
   }
   EXPECT_EQ(one, two);
+}
+
+}  // namespace
+}  // namespace rad
+
+namespace rad {
+namespace {
+
+TEST(Visibility, OccludedPairsKeepReciprocity) {
+  // A partial blocker: each direction of a pair sees the same visible fraction, so A_i F_ij = A_j F_ji holds
+  // for occluded pairs as well as it does for the unoccluded factors.
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(-1, 0.4, -1, 2, 0.5, true)});
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 2);
+  EmbreeScene embree(s);
+  std::vector<long long> rows;
+  for (long long i = 0; i < (long long)g.patches.size(); ++i) rows.push_back(i);
+  std::vector<double> F;
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, F, timers, counters, false);
+  const size_t n = g.patches.size();
+  int partial = 0;
+  for (size_t i = 0; i < 16; ++i)
+    for (size_t j = 16; j < 32; ++j) {
+      const double a = g.patches[i].area * F[i * n + j], b = g.patches[j].area * F[j * n + i];
+      if (std::max(a, b) > 0) EXPECT_LT(std::fabs(a - b) / std::max(a, b), 1e-4) << i << " " << j;
+      const ClippedPair cp = ClipPair(PatchPolygon(g.patches[i]), g.patches[i].normal, PatchPolygon(g.patches[j]),
+                                      g.patches[j].normal);
+      const double open = UnoccludedFormFactor(cp, g.patches[i].normal, g.patches[i].area, QuadratureSettings{}).formFactor;
+      if (F[i * n + j] > 0 && F[i * n + j] < 0.99 * open) ++partial;
+    }
+  EXPECT_GT(partial, 0);  // the scene does have partly occluded pairs
+  EXPECT_GT(counters.rays, 0);
 }
 
 }  // namespace

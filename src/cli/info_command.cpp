@@ -44,7 +44,7 @@ void PrintFormFactorSummary(const RadiosityFileReader &file) {
   // Reciprocity A_i F_ij = A_j F_ji needs the whole matrix: only for matrices up to 1 GiB.
   if (n * n * 8 <= (1LL << 30)) {
     const std::vector<double> F = file.ReadFormFactorRows(0, n);
-    double worst = 0, sumRel = 0;
+    double worst = 0, sumRel = 0, sumAbs = 0, sumEnergy = 0;
     long long pairs = 0;
     for (long long i = 0; i < n; ++i)
       for (long long j = i + 1; j < n; ++j) {
@@ -53,11 +53,16 @@ void PrintFormFactorSummary(const RadiosityFileReader &file) {
         if (scale <= 0) continue;
         const double rel = std::fabs(a - b) / scale;
         worst = std::max(worst, rel);
+        sumAbs += std::fabs(a - b);
+        sumEnergy += a + b;
         sumRel += rel;
         ++pairs;
       }
-    std::printf("reciprocity |A_i F_ij - A_j F_ji| / max: mean %.3g  max %.3g over %lld pairs\n",
-                pairs ? sumRel / pairs : 0.0, worst, pairs);
+    // Shadow-ray noise makes single occluded pairs differ a lot (one direction may see no ray through);
+    // the energy-weighted figure says how much exchanged energy is affected.
+    std::printf("reciprocity |A_i F_ij - A_j F_ji| / max: mean %.3g  max %.3g over %lld pairs; "
+                "energy-weighted %.3g\n",
+                pairs ? sumRel / pairs : 0.0, worst, pairs, sumEnergy > 0 ? 2 * sumAbs / sumEnergy : 0.0);
   } else {
     std::printf("reciprocity: not checked (matrix larger than 1 GiB)\n");
   }

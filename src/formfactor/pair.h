@@ -1,6 +1,8 @@
 // The unoccluded part of one form factor and whether it needs shadow rays.
 #pragma once
 
+#include <algorithm>
+
 #include "formfactor/geometry.h"
 #include "formfactor/shaft.h"
 #include "formfactor/unoccluded.h"
@@ -27,10 +29,12 @@ inline PairResult UnoccludedPair(const FormFactorGeometry &g, int i, int j, cons
     r.needsRays = true;
     return r;
   }
-  const int64_t key = int64_t(pi.face) * g.faceCount + pj.face;
+  const int64_t key = int64_t(std::min(pi.face, pj.face)) * g.faceCount + std::max(pi.face, pj.face);
   const int64_t begin = g.candidateStart[key], end = g.candidateStart[key + 1];
   if (begin == end) return r;
-  const Shaft shaft = MakeShaft(cp.emitter, pi.normal, cp.receiver, pj.normal);
+  // Built in a fixed order (lower patch first) so that (i, j) and (j, i) always agree on needing rays.
+  const Shaft shaft = i < j ? MakeShaft(cp.emitter, pi.normal, cp.receiver, pj.normal)
+                            : MakeShaft(cp.receiver, pj.normal, cp.emitter, pi.normal);
   for (int64_t c = begin; c < end && !r.needsRays; ++c) {
     const Occluder &o = g.occluders[g.candidates[c]];
     r.needsRays = ShaftMayBeBlockedBy(shaft, o.polygon.v, o.polygon.n, o.normal);

@@ -4,6 +4,8 @@
 // estimator of the kernel-weighted visibility, which is exactly what multiplies the unoccluded form factor.
 // Rays with zero weight (a point behind the other patch's plane) are not traced. All rays blocked gives
 // exactly 0; all clear gives exactly 1.
+// The pair is always sampled and traced from the lower-numbered patch to the higher one, and the weights are
+// symmetric, so the visible fraction of (i, j) and (j, i) is the same number: occlusion keeps reciprocity.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +17,11 @@
 namespace rad {
 
 template <class OccludedFn>
-RAD_HD double VisibleFraction(const Patch &pi, const Patch &pj, uint32_t i, uint32_t j, uint64_t seed,
+RAD_HD double VisibleFraction(const Patch &first, const Patch &second, uint32_t i, uint32_t j, uint64_t seed,
                               uint32_t rayCount, OccludedFn &&occluded, uint32_t &raysTraced) {
-  const PairSampleSet set = MakePairSampleSet(seed, i, j);
+  const bool swap = j < i;
+  const Patch &pi = swap ? second : first, &pj = swap ? first : second;
+  const PairSampleSet set = MakePairSampleSet(seed, swap ? j : i, swap ? i : j);
   double weightSum = 0, visibleSum = 0;
   uint32_t unweightedVisible = 0, unweightedCount = 0;
   for (uint32_t k = 0; k < rayCount; ++k) {
