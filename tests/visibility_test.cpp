@@ -42,6 +42,17 @@ TEST(Sampling, PointsAreStratifiedInFirstDimension) {
   for (int b : bins) EXPECT_EQ(b, 1);
 }
 
+// The whole matrix of a small scene on this rank.
+std::vector<double> AllRows(const Scene &s, const FormFactorGeometry &g, FormFactorCounters &counters) {
+  EmbreeScene embree(s);
+  std::vector<long long> rows;
+  for (long long i = 0; i < (long long)g.patches.size(); ++i) rows.push_back(i);
+  std::vector<double> F;
+  PhaseTimers timers;
+  ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, F, timers, counters, false);
+  return F;
+}
+
 Scene Blocked() {
   // Two opposed unit squares with a larger square between them facing up.
   return SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(-1, 2, -1, 2, 0.5, true)});
@@ -70,13 +81,8 @@ TEST(Shaft, OccluderOutsideTheShaftIsNotACandidate) {
 TEST(Visibility, FullyBlockedPairIsExactlyZeroAndOpenPairsKeepTheirValue) {
   const Scene s = Blocked();
   const FormFactorGeometry g = BuildFormFactorGeometry(s, 1);
-  EmbreeScene embree(s);
-  std::vector<long long> rows;
-  for (long long i = 0; i < (long long)g.patches.size(); ++i) rows.push_back(i);
-  std::vector<double> F;
-  PhaseTimers timers;
   FormFactorCounters counters;
-  ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, F, timers, counters, false);
+  const std::vector<double> F = AllRows(s, g, counters);
   const size_t n = g.patches.size();
   for (size_t i = 0; i < 4; ++i)
     for (size_t j = 4; j < 8; ++j) {
@@ -134,13 +140,8 @@ TEST(Visibility, OccludedPairsKeepReciprocity) {
   // for occluded pairs as well as it does for the unoccluded factors.
   const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(-1, 0.4, -1, 2, 0.5, true)});
   const FormFactorGeometry g = BuildFormFactorGeometry(s, 2);
-  EmbreeScene embree(s);
-  std::vector<long long> rows;
-  for (long long i = 0; i < (long long)g.patches.size(); ++i) rows.push_back(i);
-  std::vector<double> F;
-  PhaseTimers timers;
   FormFactorCounters counters;
-  ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, F, timers, counters, false);
+  const std::vector<double> F = AllRows(s, g, counters);
   const size_t n = g.patches.size();
   int partial = 0;
   for (size_t i = 0; i < 16; ++i)
