@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libembree-dev libtbb-dev
-          libcli11-dev libgtest-dev libgmock-dev libtinyobjloader-dev libstb-dev libtinyexr-dev
+          libcli11-dev libgtest-dev libgmock-dev libtinyobjloader-dev libstb-dev libtinyexr-dev nlohmann-json3-dev
           python3-numpy python3-h5py python3-matplotlib python3-scipy)
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
