@@ -149,6 +149,24 @@ void RadiosityFileWriter::WriteFormFactors(long long n, const std::vector<long l
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(dset, k, v);
 }
 
+void RadiosityFileWriter::WriteRadiosity(const std::vector<double> &radiance, const std::vector<double> &residuals,
+                                         const Attributes &attributes) {
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  H5Handle group(RAD_H5(H5Gcreate2(file_, "radiosity", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  const hsize_t n = radiance.size() / 3;
+  WriteFromRankZero(group, "B", H5T_IEEE_F64LE, {n, 3}, radiance.data(), H5T_NATIVE_DOUBLE, rank == 0);
+  WriteFromRankZero(group, "residual", H5T_IEEE_F64LE, {hsize_t(residuals.size())}, residuals.data(),
+                    H5T_NATIVE_DOUBLE, rank == 0);
+  for (const auto &[k, v] : attributes.strings) WriteStringAttribute(group, k, v);
+  for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(group, k, v);
+}
+
+void RadiosityFileWriter::WriteFileAttributes(const Attributes &attributes) {
+  for (const auto &[k, v] : attributes.strings) WriteStringAttribute(file_, k, v);
+  for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(file_, k, v);
+}
+
 void RadiosityFileWriter::Commit() {
   {
     H5Handle attr(RAD_H5(H5Aopen(file_, "complete", H5P_DEFAULT)));

@@ -38,6 +38,14 @@ class RadiosityFileWriter {
   void WriteFormFactors(long long n, const std::vector<long long> &rows, const std::vector<double> &local,
                         Precision precision, const Attributes &attributes);
 
+  // Collective; rank 0 supplies the data. `/radiosity/B` [n][3] and `/radiosity/residual`; the attributes go on
+  // the /radiosity group.
+  void WriteRadiosity(const std::vector<double> &radiance, const std::vector<double> &residuals,
+                      const Attributes &attributes);
+
+  // Collective: attributes of the file itself (root group), e.g. the input scene.
+  void WriteFileAttributes(const Attributes &attributes);
+
   // Collective: writes `complete` = 1, closes, renames into place.
   void Commit();
 

@@ -95,4 +95,39 @@ std::vector<std::pair<std::string, std::string>> RadiosityFileReader::DatasetAtt
   return out;
 }
 
+std::vector<Patch> RadiosityFileReader::ReadPatches() const {
+  const long long n = PatchCount();
+  auto read = [&](const char *name, size_t perPatch) {
+    std::vector<double> v = ReadDoubles(std::string("/patches/") + name);
+    if (v.size() != perPatch * size_t(n))
+      throw InputError(path_ + ": /patches/" + name + " has " + std::to_string(v.size()) + " values, expected " +
+                       std::to_string(perPatch * size_t(n)));
+    return v;
+  };
+  const std::vector<double> area = read("area", 1), centroid = read("centroid", 3), normal = read("normal", 3),
+                            corners = read("corners", 12), face = read("face", 1),
+                            reflectance = read("reflectance", 3), emission = read("emission", 3);
+  std::vector<Patch> patches(static_cast<size_t>(n));
+  for (size_t p = 0; p < patches.size(); ++p) {
+    Patch &q = patches[p];
+    q.area = area[p];
+    q.face = int(face[p]);
+    for (int c = 0; c < 3; ++c) {
+      q.centroid[c] = centroid[3 * p + size_t(c)];
+      q.normal[c] = normal[3 * p + size_t(c)];
+      q.reflectance[c] = reflectance[3 * p + size_t(c)];
+      q.emission[c] = emission[3 * p + size_t(c)];
+      for (int k = 0; k < 4; ++k) q.corners[k][c] = corners[12 * p + 3 * size_t(k) + size_t(c)];
+    }
+    // CONTRACTS.md: a triangle repeats its third corner.
+    const Vec3 d = q.corners[3] - q.corners[2];
+    q.cornerCount = (d.x == 0 && d.y == 0 && d.z == 0) ? 3 : 4;
+  }
+  return patches;
+}
+
+std::string RadiosityFileReader::RootString(const std::string &name) const {
+  return HasAttribute(file_, name) ? ReadStringAttribute(file_, name) : std::string();
+}
+
 }  // namespace rad

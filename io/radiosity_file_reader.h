@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hdf5_util.h"
+#include "scene/patch.h"
 
 namespace rad {
 
@@ -22,6 +23,10 @@ class RadiosityFileReader {
   // Rows [first, first+count) of /formfactors/F as doubles.
   std::vector<double> ReadFormFactorRows(long long first, long long count) const;
   std::vector<std::pair<std::string, std::string>> DatasetAttributes(const std::string &dataset) const;
+  // The whole /patches group; throws InputError if a dataset is missing or has the wrong size.
+  std::vector<Patch> ReadPatches() const;
+  // A file-level (root) string attribute, or "" if absent.
+  std::string RootString(const std::string &name) const;
   hid_t File() const { return file_; }
 
  private:

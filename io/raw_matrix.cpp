@@ -7,19 +7,43 @@
 
 #include "radiosity_file.h"
 #include "util/error.h"
-
-#define RAD_MPI(call)                                                                  \
-  do {                                                                                 \
-    const int _rc = (call);                                                            \
-    if (_rc != MPI_SUCCESS) {                                                          \
-      char _msg[MPI_MAX_ERROR_STRING];                                                 \
-      int _len = 0;                                                                    \
-      MPI_Error_string(_rc, _msg, &_len);                                              \
-      RAD_FATAL(std::string(#call) + " failed: " + std::string(_msg, size_t(_len)));   \
-    }                                                                                  \
-  } while (0)
+#include "util/mpi_check.h"
 
 namespace rad {
+
+namespace {
+
+constexpr MPI_Offset kHeaderBytes = 4;
+
+// Calls `io(begin, count, rowType)` for each block of this rank's rows (evenly spaced rows, described by one
+// strided file view per block), in blocks of at most ~256 MiB and within an int count of doubles; every rank
+// makes the same number of calls, as collective I/O needs.
+template <typename Io>
+void ForEachRowBlock(MPI_Comm comm, MPI_File fh, long long n, const std::vector<long long> &rows, Io &&io) {
+  const RowSequence seq = AsSequence(rows);
+  const long long rowLimit = std::max<long long>(1, std::min<long long>((256LL << 20) / 8, INT_MAX) / n);
+  long long rounds = (seq.count + rowLimit - 1) / rowLimit, maxRounds = 0;
+  RAD_MPI(MPI_Allreduce(&rounds, &maxRounds, 1, MPI_LONG_LONG, MPI_MAX, comm));
+  MPI_Datatype rowType;
+  RAD_MPI(MPI_Type_contiguous(int(n), MPI_DOUBLE, &rowType));
+  RAD_MPI(MPI_Type_commit(&rowType));
+  for (long long round = 0; round < maxRounds; ++round) {
+    const long long begin = std::min(seq.count, round * rowLimit);
+    const long long count = std::min(seq.count, begin + rowLimit) - begin;
+    // File view: `count` rows, `step` rows apart, starting at this block's first row.
+    MPI_Datatype fileType;
+    const MPI_Aint strideBytes = MPI_Aint(seq.step) * MPI_Aint(n) * 8;
+    RAD_MPI(MPI_Type_create_hvector(int(std::max<long long>(count, 1)), 1, strideBytes, rowType, &fileType));
+    RAD_MPI(MPI_Type_commit(&fileType));
+    const MPI_Offset displacement = kHeaderBytes + MPI_Offset(seq.first + begin * seq.step) * MPI_Offset(n) * 8;
+    RAD_MPI(MPI_File_set_view(fh, displacement, MPI_DOUBLE, fileType, "native", MPI_INFO_NULL));
+    io(begin, count, rowType);
+    RAD_MPI(MPI_Type_free(&fileType));
+  }
+  RAD_MPI(MPI_Type_free(&rowType));
+}
+
+}  // namespace
 
 void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
                     const std::vector<double> &local) {
@@ -33,38 +57,31 @@ void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const s
   if (rc != MPI_SUCCESS) throw InputError(path + ": cannot create the raw output file");
   RAD_MPI(MPI_File_set_size(fh, 0));  // truncate an older file of the same name
 
-  const MPI_Offset header = 4;
   const int32_t header32 = int32_t(n);  // x86-64 and POWER9 (ppc64le) are little-endian
   RAD_MPI(MPI_File_write_at_all(fh, 0, rank == 0 ? &header32 : nullptr, rank == 0 ? 1 : 0, MPI_INT32_T,
                                 MPI_STATUS_IGNORE));
 
-  const RowSequence seq = AsSequence(rows);
-  // Rows per call: a whole number of rows, at most ~256 MiB and within an int count of doubles.
-  const long long rowLimit = std::max<long long>(1, std::min<long long>((256LL << 20) / 8, INT_MAX) / n);
-  long long rounds = (seq.count + rowLimit - 1) / rowLimit, maxRounds = 0;
-  MPI_Allreduce(&rounds, &maxRounds, 1, MPI_LONG_LONG, MPI_MAX, comm);
-
-  MPI_Datatype rowType;
-  RAD_MPI(MPI_Type_contiguous(int(n), MPI_DOUBLE, &rowType));
-  RAD_MPI(MPI_Type_commit(&rowType));
-  for (long long round = 0; round < maxRounds; ++round) {
-    const long long begin = std::min(seq.count, round * rowLimit);
-    const long long count = std::min(seq.count, begin + rowLimit) - begin;
-    // File view: `count` rows, `step` rows apart, starting at this round's first row.
-    MPI_Datatype fileType;
-    const MPI_Aint strideBytes = MPI_Aint(seq.step) * MPI_Aint(n) * 8;
-    RAD_MPI(MPI_Type_create_hvector(int(std::max<long long>(count, 1)), 1, strideBytes, rowType, &fileType));
-    RAD_MPI(MPI_Type_commit(&fileType));
-    const MPI_Offset displacement = header + MPI_Offset(seq.first + begin * seq.step) * MPI_Offset(n) * 8;
-    RAD_MPI(MPI_File_set_view(fh, displacement, MPI_DOUBLE, fileType, "native", MPI_INFO_NULL));
+  ForEachRowBlock(comm, fh, n, rows, [&](long long begin, long long count, MPI_Datatype rowType) {
     const double *data = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
     RAD_MPI(MPI_File_write_at_all(fh, 0, data, int(count), rowType, MPI_STATUS_IGNORE));
-    RAD_MPI(MPI_Type_free(&fileType));
-  }
-  RAD_MPI(MPI_Type_free(&rowType));
+  });
   RAD_MPI(MPI_File_close(&fh));
 
   RenameIntoPlace(comm, partial, path);
+}
+
+std::vector<double> ReadRawMatrixRows(MPI_Comm comm, const std::string &path, long long n,
+                                      const std::vector<long long> &rows) {
+  MPI_File fh;
+  if (MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+    throw InputError(path + ": cannot open the raw matrix file");
+  std::vector<double> local(rows.size() * size_t(n));
+  ForEachRowBlock(comm, fh, n, rows, [&](long long begin, long long count, MPI_Datatype rowType) {
+    double *data = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
+    RAD_MPI(MPI_File_read_at_all(fh, 0, data, int(count), rowType, MPI_STATUS_IGNORE));
+  });
+  RAD_MPI(MPI_File_close(&fh));
+  return local;
 }
 
 }  // namespace rad

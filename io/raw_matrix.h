@@ -14,4 +14,8 @@ namespace rad {
 void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
                     const std::vector<double> &local);
 
+// Collective: this rank's rows of a raw matrix file of N = n (the caller has checked the header and size).
+std::vector<double> ReadRawMatrixRows(MPI_Comm comm, const std::string &path, long long n,
+                                      const std::vector<long long> &rows);
+
 }  // namespace rad

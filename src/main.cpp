@@ -19,6 +19,9 @@ int main(int argc, char **argv) {
     app.add_flag("--version", version, "Print the version and the backends compiled in, then exit");
     const std::vector<std::pair<std::string, rad::CommandRunner>> commands = {
         {"formfactors", rad::AddFormFactorsCommand(app)},
+        {"solve", rad::AddSolveCommand(app)},
+        {"render", rad::AddRenderCommand(app)},
+        {"run", rad::AddRunCommand(app)},
         {"info", rad::AddInfoCommand(app)},
     };
     // --version works without a subcommand.

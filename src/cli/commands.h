@@ -13,6 +13,9 @@ namespace rad {
 using CommandRunner = std::function<int()>;
 
 CommandRunner AddFormFactorsCommand(CLI::App &app);
+CommandRunner AddSolveCommand(CLI::App &app);
+CommandRunner AddRenderCommand(CLI::App &app);
+CommandRunner AddRunCommand(CLI::App &app);
 CommandRunner AddInfoCommand(CLI::App &app);
 
 // Shared helpers for commands.

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include <embree3/rtcore.h>
 
+#include "util/agree.h"
 #include "util/error.h"
 
 #ifdef RAD_HAVE_CUDA
@@ -53,18 +54,7 @@ int DefaultThreadsPerRank(int requested, std::string *note) {
   return std::max(1, std::min(share, allowed));
 }
 
-void AgreeOrThrow(bool ok, const std::string &message) {
-  const int rank = WorldRank();
-  int failingRank = ok ? INT32_MAX : rank, lowest = 0;
-  MPI_Allreduce(&failingRank, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (lowest == INT32_MAX) return;
-  int length = rank == lowest ? int(message.size()) : 0;
-  MPI_Bcast(&length, 1, MPI_INT, lowest, MPI_COMM_WORLD);
-  std::vector<char> text(size_t(length) + 1, '\0');
-  if (rank == lowest) std::copy(message.begin(), message.end(), text.begin());
-  MPI_Bcast(text.data(), length, MPI_CHAR, lowest, MPI_COMM_WORLD);
-  throw InputError(std::string(text.data()));
-}
+void AgreeOrThrow(bool ok, const std::string &message) { AgreeOrThrow(MPI_COMM_WORLD, ok, message); }
 
 void CheckOutputPath(const std::string &option, const std::string &path) {
   bool ok = true;

@@ -13,14 +13,14 @@
 
 namespace rad {
 
-void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o) {
+void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias) {
   cmd.add_option("--input", o.input, "Scene: OBJ file (with its MTL)")->required();
   cmd.add_option("--subdiv", o.subdiv, "Split every polygon into 4^K patches")->capture_default_str()
       ->check(CLI::Range(0, 10));
   cmd.add_option("--shadow-rays", o.shadowRays, "Stratified shadow rays per patch pair that may be occluded")
       ->capture_default_str()->check(CLI::Range(1u, 65536u));
   cmd.add_option("--seed", o.seed, "Seed of the counter-based random numbers")->capture_default_str();
-  cmd.add_option("--tolerance", o.tolerance,
+  cmd.add_option(toleranceAlias ? "--quadrature-tolerance,--tolerance" : "--quadrature-tolerance", o.tolerance,
                  "Relative tolerance of the adaptive cubature of each unoccluded form factor")
       ->capture_default_str()->check(CLI::Range(1e-12, 1e-1));
   cmd.add_option("--precision", o.precision, "Stored precision of F: double or float")->capture_default_str()
@@ -90,36 +90,42 @@ void FormFactorJob::Run() {
   closure_ = ClosureStats{gmn, patchCount > 0 ? gtotal / double(patchCount) : 0, gmx};
 }
 
-void FormFactorJob::WriteOutputs() {
-  ScopedPhase phase(timers_, "output I/O");
-  const long long n = PatchCount();
-  if (!o_.output.empty()) {
-    Attributes a;
-    a.strings["method"] =
-        "unoccluded: contour integral (point-to-polygon) by adaptive Radon-7 cubature over the emitter; "
-        "occlusion: shaft culling, then kernel-weighted stratified shadow rays (Embree)";
-    a.strings["backend"] = "cpu";
-    a.strings["input"] = o_.input;
-    a.strings["distribution"] = DistributionName(distribution_);
-    a.strings["precision"] = o_.precision;
-    a.numbers["subdiv"] = o_.subdiv;
-    a.numbers["shadow_rays"] = o_.shadowRays;
-    a.numbers["seed"] = double(o_.seed);
-    a.numbers["quadrature_tolerance"] = o_.tolerance;
-    a.numbers["normalize_rows"] = o_.normalizeRows ? 1 : 0;
-    a.numbers["ranks"] = WorldSize();
-    a.numbers["row_sum_min"] = closure_.minRowSum;
-    a.numbers["row_sum_mean"] = closure_.meanRowSum;
-    a.numbers["row_sum_max"] = closure_.maxRowSum;
-    RadiosityFileWriter writer(MPI_COMM_WORLD, o_.output);
-    writer.WritePatches(geometry_.patches);
-    writer.WriteFormFactors(n, rows_, local_, precision_, a);
-    writer.Commit();
-  }
-  if (!o_.raw.empty()) WriteRawMatrix(MPI_COMM_WORLD, o_.raw, n, rows_, local_);
+void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
+  Attributes a;
+  a.strings["method"] =
+      "unoccluded: contour integral (point-to-polygon) by adaptive Radon-7 cubature over the emitter; "
+      "occlusion: shaft culling, then kernel-weighted stratified shadow rays (Embree)";
+  a.strings["backend"] = "cpu";
+  a.strings["input"] = o_.input;
+  a.strings["distribution"] = DistributionName(distribution_);
+  a.strings["precision"] = o_.precision;
+  a.numbers["subdiv"] = o_.subdiv;
+  a.numbers["shadow_rays"] = o_.shadowRays;
+  a.numbers["seed"] = double(o_.seed);
+  a.numbers["quadrature_tolerance"] = o_.tolerance;
+  a.numbers["normalize_rows"] = o_.normalizeRows ? 1 : 0;
+  a.numbers["ranks"] = WorldSize();
+  a.numbers["row_sum_min"] = closure_.minRowSum;
+  a.numbers["row_sum_mean"] = closure_.meanRowSum;
+  a.numbers["row_sum_max"] = closure_.maxRowSum;
+  writer.WriteFormFactors(PatchCount(), rows_, local_, precision_, a);
 }
 
-void FormFactorJob::Report(const std::string &title) {
+void FormFactorJob::WriteOutputs() {
+  ScopedPhase phase(timers_, "output I/O");
+  if (!o_.output.empty()) {
+    RadiosityFileWriter writer(MPI_COMM_WORLD, o_.output);
+    Attributes file;
+    file.strings["input"] = o_.input;
+    writer.WriteFileAttributes(file);
+    writer.WritePatches(geometry_.patches);
+    WriteFormFactors(writer);
+    writer.Commit();
+  }
+  if (!o_.raw.empty()) WriteRawMatrix(MPI_COMM_WORLD, o_.raw, PatchCount(), rows_, local_);
+}
+
+void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::string, std::string>> extra) {
   timers_.Add("total", Now() - start_);
   timers_.SetCounter("pairs exchanging light", double(counters_.pairsExchanging));
   timers_.SetCounter("pairs ray traced", double(counters_.pairsRayTraced));
@@ -130,7 +136,6 @@ void FormFactorJob::Report(const std::string &title) {
   MPI_Allreduce(&rays, &allRays, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&visibility, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   char buf[64];
-  std::vector<std::pair<std::string, std::string>> extra;
   std::snprintf(buf, sizeof buf, "%.4g", slowest > 0 ? allRays / slowest : 0.0);
   extra.push_back({"shadow rays per second", buf});
   std::snprintf(buf, sizeof buf, "%.6f / %.6f / %.6f", closure_.minRowSum, closure_.meanRowSum, closure_.maxRowSum);

@@ -32,7 +32,8 @@ struct FormFactorJobOptions {
   std::string output, raw, timings;
 };
 
-void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o);
+// `toleranceAlias`: also accept --tolerance for --quadrature-tolerance (in `formfactors`, where it is unambiguous).
+void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias);
 
 struct ClosureStats {
   double minRowSum = 0, meanRowSum = 0, maxRowSum = 0;
@@ -42,12 +43,17 @@ class FormFactorJob {
  public:
   explicit FormFactorJob(FormFactorJobOptions options);
   void Run();           // validates, loads, computes this rank's rows
-  void WriteOutputs();  // collective
-  void Report(const std::string &title);
+  void WriteOutputs();  // collective: the files named in the options
+  // Collective: /formfactors/F with its attributes into a file being written (for `run --save-formfactors`).
+  void WriteFormFactors(RadiosityFileWriter &writer) const;
+  // Collective: the timing report; `extra` lines are added to the form-factor figures.
+  void Report(const std::string &title, std::vector<std::pair<std::string, std::string>> extra = {});
 
   const std::vector<long long> &Rows() const { return rows_; }
   const std::vector<double> &LocalRows() const { return local_; }
   const FormFactorGeometry &Geometry() const { return geometry_; }
+  const FormFactorJobOptions &Options() const { return o_; }
+  int Threads() const { return threads_; }
   long long PatchCount() const { return (long long)geometry_.patches.size(); }
   PhaseTimers &Timers() { return timers_; }
   ClosureStats Closure() const { return closure_; }

@@ -13,7 +13,7 @@ namespace rad {
 CommandRunner AddFormFactorsCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand("formfactors", "Split a scene into patches and compute the form-factor matrix");
   auto opts = std::make_shared<FormFactorJobOptions>();
-  AddFormFactorJobOptions(*cmd, *opts);
+  AddFormFactorJobOptions(*cmd, *opts, true);
   cmd->add_option("--output", opts->output, "HDF5 file to write (CONTRACTS.md layout)")->required();
   cmd->add_option("--raw", opts->raw, "Also write the reference paper's raw matrix file (int32 N, N*N float64)");
   cmd->add_option("--timings", opts->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");

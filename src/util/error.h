@@ -17,6 +17,8 @@ class InputError : public std::runtime_error {
 
 // Exit code for user mistakes (CONTRACTS.md).
 constexpr int kExitInputError = 2;
+// Exit code when the radiosity iteration diverged or did not reach its tolerance.
+constexpr int kExitNotConverged = 3;
 
 [[noreturn]] void FatalAt(const char *file, int line, const std::string &message);
 

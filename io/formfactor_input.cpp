@@ -1,0 +1,152 @@
+#include "formfactor_input.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <type_traits>
+
+#include "hdf5_util.h"
+#include "radiosity_file.h"
+#include "radiosity_file_reader.h"
+#include "raw_matrix.h"
+#include "util/agree.h"
+#include "util/mpi_check.h"
+
+namespace rad {
+
+bool IsHdf5File(const std::string &path) {
+  static const char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  char head[8] = {};
+  std::ifstream in(path, std::ios::binary);
+  return in.read(head, 8) && std::memcmp(head, kSignature, 8) == 0;
+}
+
+void BroadcastPatches(MPI_Comm comm, std::vector<Patch> &patches) {
+  static_assert(std::is_trivially_copyable_v<Patch>, "patches travel as bytes");
+  long long count = (long long)patches.size();
+  RAD_MPI(MPI_Bcast(&count, 1, MPI_LONG_LONG, 0, comm));
+  patches.resize(size_t(count));
+  // In pieces below 2 GiB: MPI counts are ints.
+  char *bytes = reinterpret_cast<char *>(patches.data());
+  const size_t total = size_t(count) * sizeof(Patch), piece = size_t(1) << 30;
+  for (size_t offset = 0; offset < total; offset += piece)
+    RAD_MPI(MPI_Bcast(bytes + offset, int(std::min(piece, total - offset)), MPI_BYTE, 0, comm));
+}
+
+namespace {
+
+// Reads this rank's rows of /formfactors/F (stored type T) in collective rounds of at most ~256 MiB.
+template <typename T>
+void ReadRows(MPI_Comm comm, hid_t dset, long long n, const std::vector<long long> &rows, std::vector<T> &out) {
+  const hid_t memType = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
+  const RowSequence seq = AsSequence(rows);
+  out.resize(rows.size() * size_t(n));
+  const long long rowsPerRead = std::max<long long>(1, (256LL << 20) / (long long)(sizeof(T) * size_t(std::max(n, 1LL))));
+  long long rounds = (seq.count + rowsPerRead - 1) / rowsPerRead, maxRounds = 0;
+  RAD_MPI(MPI_Allreduce(&rounds, &maxRounds, 1, MPI_LONG_LONG, MPI_MAX, comm));
+  H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
+  RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+  for (long long round = 0; round < maxRounds; ++round) {
+    const long long begin = std::min(seq.count, round * rowsPerRead);
+    const long long count = std::min(seq.count, begin + rowsPerRead) - begin;
+    H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
+    const hsize_t memDims[2] = {hsize_t(std::max<long long>(count, 1)), hsize_t(n)};
+    H5Handle memSpace(RAD_H5(H5Screate_simple(2, memDims, nullptr)));
+    T *data = nullptr;
+    if (count > 0) {
+      const hsize_t start[2] = {hsize_t(seq.first + begin * seq.step), 0};
+      const hsize_t stride[2] = {hsize_t(seq.step), 1};
+      const hsize_t blocks[2] = {hsize_t(count), 1};
+      const hsize_t block[2] = {1, hsize_t(n)};
+      RAD_H5(H5Sselect_hyperslab(fileSpace, H5S_SELECT_SET, start, stride, blocks, block));
+      data = out.data() + size_t(begin) * size_t(n);
+    } else {
+      RAD_H5(H5Sselect_none(fileSpace));
+      RAD_H5(H5Sselect_none(memSpace));
+    }
+    RAD_H5(H5Dread(dset, memType, memSpace, fileSpace, dxpl, data));
+  }
+}
+
+}  // namespace
+
+FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  FormFactorInput in;
+  int storedAsFloat = 0;
+  OnRankZero(comm, [&] {
+    RadiosityFileReader file(path);
+    if (!file.Complete()) throw InputError(path + ": incomplete file (complete != 1): the writer did not finish");
+    if (!file.Has("/formfactors/F")) throw InputError(path + ": no /formfactors/F dataset (not a form-factor file)");
+    in.patches = file.ReadPatches();
+    in.scene = file.RootString("input");
+    if (in.scene.empty()) {
+      for (const auto &[k, v] : file.DatasetAttributes("/formfactors/F"))
+        if (k == "input") in.scene = v;
+    }
+    H5Handle dset(RAD_H5(H5Dopen2(file.File(), "/formfactors/F", H5P_DEFAULT)));
+    H5Handle space(RAD_H5(H5Dget_space(dset)));
+    hsize_t dims[2] = {0, 0};
+    if (H5Sget_simple_extent_ndims(space) != 2) throw InputError(path + ": /formfactors/F is not a matrix");
+    RAD_H5(H5Sget_simple_extent_dims(space, dims, nullptr));
+    const hsize_t n = in.patches.size();
+    if (dims[0] != n || dims[1] != n)
+      throw InputError(path + ": /formfactors/F is " + std::to_string(dims[0]) + " x " + std::to_string(dims[1]) +
+                       " but there are " + std::to_string(n) + " patches");
+    H5Handle type(RAD_H5(H5Dget_type(dset)));
+    if (H5Tget_class(type) != H5T_FLOAT) throw InputError(path + ": /formfactors/F is not floating point");
+    storedAsFloat = H5Tget_size(type) <= 4 ? 1 : 0;
+  });
+  BroadcastPatches(comm, in.patches);
+  RAD_MPI(MPI_Bcast(&storedAsFloat, 1, MPI_INT, 0, comm));
+  int sceneLength = int(in.scene.size());
+  RAD_MPI(MPI_Bcast(&sceneLength, 1, MPI_INT, 0, comm));
+  in.scene.resize(size_t(sceneLength));
+  RAD_MPI(MPI_Bcast(in.scene.data(), sceneLength, MPI_CHAR, 0, comm));
+
+  const long long n = in.PatchCount();
+  in.rows = OwnedRows(n, rank, size, distribution);
+  H5Handle fapl(RAD_H5(H5Pcreate(H5P_FILE_ACCESS)));
+  RAD_H5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
+  H5Handle file(RAD_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl)));
+  H5Handle dset(RAD_H5(H5Dopen2(file, "/formfactors/F", H5P_DEFAULT)));
+  // Read in the stored precision, so that HDF5 converts nothing (conversion would break collective I/O).
+  if (storedAsFloat) ReadRows(comm, dset, n, in.rows, in.f32);
+  else ReadRows(comm, dset, n, in.rows, in.f64);
+  return in;
+}
+
+FormFactorInput ReadFormFactorsRaw(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,
+                                   Distribution distribution) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  FormFactorInput in;
+  in.patches = std::move(patches);
+  const long long n = in.PatchCount();
+  OnRankZero(comm, [&] {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw InputError(path + ": cannot open (missing or unreadable)");
+    int32_t header = 0;
+    if (!file.read(reinterpret_cast<char *>(&header), 4)) throw InputError(path + ": too short for a raw matrix file");
+    if (header != n)
+      throw InputError(path + ": the raw matrix is for N = " + std::to_string(header) + " patches, but --input and " +
+                       "--subdiv give " + std::to_string(n));
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(path, ec);
+    const unsigned long long expected = 4ULL + 8ULL * (unsigned long long)n * (unsigned long long)n;
+    if (ec || bytes != expected)
+      throw InputError(path + ": " + std::to_string(bytes) + " bytes, expected " + std::to_string(expected) +
+                       " (int32 N and N*N float64)");
+  });
+  in.rows = OwnedRows(n, rank, size, distribution);
+  in.f64 = ReadRawMatrixRows(comm, path, n, in.rows);
+  return in;
+}
+
+}  // namespace rad

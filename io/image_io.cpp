@@ -1,0 +1,109 @@
+// EXR and PNG through tinyexr and stb (both the compiled Debian libraries: no *_IMPLEMENTATION here). EXR keeps
+// float32 so that an image read back equals the one written; the PNG is only a preview. Writers go through
+// "<path>.partial" so that a failed or interrupted write never leaves a complete-looking file.
+#include "image_io.h"
+
+#include <stb_image.h>
+#include <stb_image_write.h>
+#include <tinyexr.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "util/error.h"
+
+namespace rad {
+namespace {
+
+[[noreturn]] void FailWrite(const std::string &path, const std::string &partial, const std::string &what,
+                            const std::string &reason) {
+  std::error_code ignored;
+  std::filesystem::remove(partial, ignored);
+  throw InputError(path + ": cannot write " + what + " (" + reason + ")");
+}
+
+void CheckWritable(const std::string &path, const Image &image, const std::string &what) {
+  if (image.width <= 0 || image.height <= 0) throw InputError(path + ": cannot write " + what + " (empty image)");
+  RAD_CHECK(image.rgb.size() == size_t(image.width) * size_t(image.height) * 3, "Image.rgb size is not 3*W*H");
+}
+
+void RenameIntoPlace(const std::string &partial, const std::string &path, const std::string &what) {
+  std::error_code ec;
+  std::filesystem::rename(partial, path, ec);
+  if (ec) FailWrite(path, partial, what, "cannot rename " + partial + " into place: " + ec.message());
+}
+
+// tinyexr hands out messages that the caller must free.
+std::string TakeExrError(const char *err, int code) {
+  if (err == nullptr) return "tinyexr error " + std::to_string(code);
+  std::string text = err;
+  FreeEXRErrorMessage(err);
+  return text;
+}
+
+}  // namespace
+
+uint8_t LinearToSrgb8(double linear, double exposure) {
+  const double v = linear * std::exp2(exposure);
+  if (!(v > 0)) return 0;  // also NaN
+  if (v >= 1) return 255;
+  const double encoded = v <= 0.0031308 ? 12.92 * v : 1.055 * std::pow(v, 1 / 2.4) - 0.055;
+  return uint8_t(encoded * 255 + 0.5);
+}
+
+void WriteExr(const std::string &path, const Image &image) {
+  const std::string what = "EXR image";
+  CheckWritable(path, image, what);
+  const std::string partial = path + ".partial";
+  const char *err = nullptr;
+  const int rc = SaveEXR(image.rgb.data(), image.width, image.height, 3, /*save_as_fp16=*/0, partial.c_str(), &err);
+  if (rc != TINYEXR_SUCCESS) FailWrite(path, partial, what, TakeExrError(err, rc));
+  RenameIntoPlace(partial, path, what);
+}
+
+void WritePng(const std::string &path, const Image &image, double exposure) {
+  const std::string what = "PNG image";
+  CheckWritable(path, image, what);
+  std::vector<uint8_t> bytes(image.rgb.size());
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = LinearToSrgb8(image.rgb[i], exposure);
+  const std::string partial = path + ".partial";
+  errno = 0;  // stb gives no reason of its own; fopen's errno is the likely one
+  if (!stbi_write_png(partial.c_str(), image.width, image.height, 3, bytes.data(), image.width * 3)) {
+    FailWrite(path, partial, what, errno ? std::strerror(errno) : "stb_image_write failed");
+  }
+  RenameIntoPlace(partial, path, what);
+}
+
+Image ReadExr(const std::string &path) {
+  float *rgba = nullptr;
+  const char *err = nullptr;
+  Image image;
+  const int rc = LoadEXR(&rgba, &image.width, &image.height, path.c_str(), &err);
+  if (rc != TINYEXR_SUCCESS) throw InputError(path + ": cannot read EXR image (" + TakeExrError(err, rc) + ")");
+  const size_t pixels = size_t(image.width) * size_t(image.height);
+  image.rgb.resize(pixels * 3);
+  for (size_t i = 0; i < pixels; ++i) {
+    for (size_t c = 0; c < 3; ++c) image.rgb[i * 3 + c] = rgba[i * 4 + c];
+  }
+  std::free(rgba);
+  return image;
+}
+
+Image8 ReadPng(const std::string &path) {
+  Image8 image;
+  int channelsInFile = 0;
+  stbi_uc *data = stbi_load(path.c_str(), &image.width, &image.height, &channelsInFile, 3);
+  if (data == nullptr) {
+    const char *reason = stbi_failure_reason();
+    throw InputError(path + ": cannot read PNG image (" + (reason ? reason : "unknown reason") + ")");
+  }
+  image.rgb.assign(data, data + size_t(image.width) * size_t(image.height) * 3);
+  stbi_image_free(data);
+  return image;
+}
+
+}  // namespace rad

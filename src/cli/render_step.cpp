@@ -1,0 +1,96 @@
+#include "cli/render_step.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/commands.h"
+#include "image_io.h"
+#include "ply_writer.h"
+#include "render/radiosity_renderer.h"
+#include "render/smooth_mesh.h"
+#include "util/agree.h"
+#include "util/error.h"
+
+namespace rad {
+
+void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o) {
+  auto *camera = cmd.add_option("--camera", o.camera, "Camera JSON file (CONTRACTS.md)")->check(CLI::ExistingFile);
+  auto *position = cmd.add_option("--camera-position", o.position, "Camera position x y z")->expected(3);
+  auto *target = cmd.add_option("--camera-target", o.target, "Point the camera looks at, x y z")->expected(3);
+  cmd.add_option("--camera-up", o.up, "Up direction x y z (default 0 1 0)")->expected(3)->needs(position);
+  position->needs(target);
+  target->needs(position);
+  position->excludes(camera);
+  cmd.add_option("--fov-y", o.fovY, "Full vertical field of view in degrees (default: the camera's, or 40)")
+      ->check(CLI::Range(0.0, 180.0));
+  cmd.add_option("--width", o.width, "Image width in pixels (default: the camera's, or 512)")->check(CLI::Range(1, 16384));
+  cmd.add_option("--height", o.height, "Image height in pixels (default: the camera's, or 512)")->check(CLI::Range(1, 16384));
+  cmd.add_option("--spp", o.samplesPerPixel, "Jittered samples per pixel (antialiasing)")->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd.add_option("--shading", o.shading,
+                 "smooth: radiosity interpolated from patch corners (never across creases); flat: each patch's B")
+      ->capture_default_str()->check(CLI::IsMember({"smooth", "flat"}));
+  cmd.add_option("--exposure", o.exposure, "PNG only: scale radiance by 2^exposure before sRGB encoding")
+      ->capture_default_str();
+}
+
+Camera ChooseCamera(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::string &scene,
+                    std::string *how) {
+  Camera camera;
+  if (!o.camera.empty()) {
+    camera = LoadCameraJson(o.camera);
+    *how = "camera file " + o.camera;
+  } else if (!o.position.empty()) {
+    camera.position = {o.position[0], o.position[1], o.position[2]};
+    camera.target = {o.target[0], o.target[1], o.target[2]};
+    if (!o.up.empty()) camera.up = {o.up[0], o.up[1], o.up[2]};
+    *how = "--camera-position/--camera-target";
+  } else {
+    const std::filesystem::path sibling = std::filesystem::path(scene).replace_extension(".camera.json");
+    std::error_code ec;
+    if (!scene.empty() && std::filesystem::is_regular_file(sibling, ec)) {
+      camera = LoadCameraJson(sibling.string());
+      *how = "the scene's camera " + sibling.string();
+    } else {
+      camera = FrameScene(patches, o.width > 0 ? o.width : 512, o.height > 0 ? o.height : 512);
+      *how = "a camera framing the scene (no --camera given)";
+    }
+  }
+  if (o.fovY > 0) camera.fovYDeg = o.fovY;
+  if (o.width > 0) camera.width = o.width;
+  if (o.height > 0) camera.height = o.height;
+  ValidateCamera(camera, "the camera options");
+  return camera;
+}
+
+void CheckRenderOutputs(const RenderStepOptions &o) {
+  if (!o.png.empty()) CheckOutputPath("--output", o.png);
+  if (!o.exr.empty()) CheckOutputPath("--exr", o.exr);
+  if (!o.ply.empty()) CheckOutputPath("--ply", o.ply);
+}
+
+void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::vector<double> &radiance,
+                const std::string &scene, PhaseTimers &timers, bool quiet) {
+  std::string how;
+  const Camera camera = ChooseCamera(o, patches, scene, &how);
+  if (WorldRank() == 0 && !quiet)
+    std::fprintf(stderr, "radiosity: render: %dx%d, %d samples per pixel, %s shading, %s\n", camera.width,
+                 camera.height, o.samplesPerPixel, o.shading.c_str(), how.c_str());
+  RenderOptions options;
+  options.samplesPerPixel = o.samplesPerPixel;
+  options.shading = ParseShading(o.shading);
+  options.seed = o.seed;
+  Image image;
+  {
+    ScopedPhase phase(timers, "render");
+    image = RenderRadiosity(MPI_COMM_WORLD, patches, radiance, camera, options);
+  }
+  ScopedPhase phase(timers, "image I/O");
+  OnRankZero(MPI_COMM_WORLD, [&] {
+    if (!o.png.empty()) WritePng(o.png, image, o.exposure);
+    if (!o.exr.empty()) WriteExr(o.exr, image);
+    if (!o.ply.empty()) WritePly(o.ply, BuildSmoothMesh(patches, radiance), o.exposure);
+  });
+}
+
+}  // namespace rad

@@ -1,0 +1,43 @@
+// The render step as used by `render` and `run`: camera and image options, choosing the camera, rendering the
+// solution on all ranks and writing the PNG, EXR and PLY files on rank 0.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "render/camera.h"
+#include "scene/patch.h"
+#include "util/timers.h"
+
+namespace rad {
+
+struct RenderStepOptions {
+  std::string camera;                     // camera JSON file
+  std::vector<double> position, target, up;
+  double fovY = 0;                        // 0: the camera file's, or 40 degrees
+  int width = 0, height = 0;              // 0: the camera file's, or 512
+  int samplesPerPixel = 16;
+  std::string shading = "smooth";
+  double exposure = 0;
+  unsigned long long seed = 1;
+  std::string png, exr, ply;              // outputs; empty = not written
+};
+
+void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o);
+
+// The camera, in order of preference: --camera FILE; --camera-position/--camera-target; the scene's own
+// "<scene>.camera.json" next to the OBJ file (the bundled scenes' published cameras); one that frames the scene.
+// `how` says which, for the log.
+Camera ChooseCamera(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::string &scene,
+                    std::string *how);
+
+// Checks on rank 0 that the output folders exist (every rank fails alike).
+void CheckRenderOutputs(const RenderStepOptions &o);
+
+// Collective: renders `radiance` (3 per patch) and writes the outputs named in `o`.
+void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::vector<double> &radiance,
+                const std::string &scene, PhaseTimers &timers, bool quiet);
+
+}  // namespace rad

@@ -1,0 +1,127 @@
+// `radiosity run`: the whole pipeline in one job, the form-factor matrix staying in memory (each rank its own
+// rows): scene -> F -> distributed solve -> image. Writes radiosity.h5, image.png, image.exr, timings.json and
+// summary.txt into the output folder.
+#include <tbb/global_control.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/form_factor_job.h"
+#include "cli/render_step.h"
+#include "cli/solve_step.h"
+#include "raw_matrix.h"
+#include "util/agree.h"
+#include "util/error.h"
+
+namespace rad {
+
+namespace {
+
+struct RunOptions {
+  std::string outputDir;
+  bool saveFormFactors = false, raw = false, ply = false;
+  FormFactorJobOptions formFactors;
+  SolveStepOptions solve;
+  RenderStepOptions render;
+};
+
+std::string In(const std::string &dir, const char *name) { return (std::filesystem::path(dir) / name).string(); }
+
+void MakeOutputDir(const std::string &dir) {
+  OnRankZero(MPI_COMM_WORLD, [&] {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir + ": cannot create the output folder (--output-dir)");
+  });
+}
+
+// A short text summary for people (the JSON timings are for scripts).
+void WriteSummary(const std::string &path, const FormFactorJob &job, const SolverResult &result,
+                  const RunOptions &o, const std::vector<PhaseTimers::Summary> &phases) {
+  std::ofstream out(path);
+  out << "radiosity run " << RAD_VERSION << "\n";
+  out << "input: " << o.formFactors.input << " (subdiv " << o.formFactors.subdiv << ")\n";
+  out << "patches: " << job.PatchCount() << "\n";
+  out << "ranks x threads: " << WorldSize() << " x " << job.Threads() << "\n";
+  const ClosureStats c = job.Closure();
+  out << "row sums of F: min " << c.minRowSum << " mean " << c.meanRowSum << " max " << c.maxRowSum << "\n";
+  out << "solver: " << o.solve.solver << ", " << result.iterations << " iterations, relative residual "
+      << result.finalResidual << (result.status == SolverStatus::kConverged ? " (converged)" : " (NOT converged)")
+      << "\n";
+  out << "phases (seconds, slowest rank):\n";
+  for (const auto &p : phases) {
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-22s %10.3f  %5.1f%%\n", p.phase.c_str(), p.max, 100 * p.share);
+    out << line;
+  }
+  if (!out) throw InputError(path + ": cannot write the summary");
+}
+
+int Run(RunOptions o) {
+  MakeOutputDir(o.outputDir);
+  o.formFactors.timings = In(o.outputDir, "timings.json");
+  o.render.png = In(o.outputDir, "image.png");
+  o.render.exr = In(o.outputDir, "image.exr");
+  if (o.ply) o.render.ply = In(o.outputDir, "radiosity.ply");
+  const std::string radiosityPath = In(o.outputDir, "radiosity.h5");
+  const bool quiet = o.formFactors.quiet;
+
+  FormFactorJob job(o.formFactors);
+  job.Run();
+  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(job.Threads()));
+  const std::vector<Patch> &patches = job.Geometry().patches;
+
+  SolverResult result;
+  try {
+    result = SolveStep(o.solve, patches, job.Rows(), job.LocalRows().data(), nullptr, job.Timers(), quiet);
+  } catch (const SolveFailed &e) {
+    if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
+    return kExitNotConverged;
+  }
+  {
+    ScopedPhase phase(job.Timers(), "output I/O");
+    RadiosityFileWriter writer(MPI_COMM_WORLD, radiosityPath);
+    Attributes file;
+    file.strings["input"] = o.formFactors.input;
+    writer.WriteFileAttributes(file);
+    writer.WritePatches(patches);
+    if (o.saveFormFactors) job.WriteFormFactors(writer);
+    writer.WriteRadiosity(result.radiance, result.residuals, SolverAttributes(o.solve, result));
+    writer.Commit();
+    if (o.raw) WriteRawMatrix(MPI_COMM_WORLD, In(o.outputDir, "formfactors"), job.PatchCount(), job.Rows(),
+                              job.LocalRows());
+  }
+  RenderStep(o.render, patches, result.radiance, o.formFactors.input, job.Timers(), quiet);
+
+  char text[64];
+  std::snprintf(text, sizeof text, "%d (%s), residual %.3e", result.iterations, o.solve.solver.c_str(),
+                result.finalResidual);
+  job.Report("run", {{"solver iterations", text}});
+  const std::vector<PhaseTimers::Summary> phases = job.Timers().Reduce(MPI_COMM_WORLD, "total");
+  OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), job, result, o, phases); });
+  if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: wrote %s/{radiosity.h5,image.png,image.exr,timings.json,summary.txt}\n", o.outputDir.c_str());
+  return FinishSolve(result);
+}
+
+}  // namespace
+
+CommandRunner AddRunCommand(CLI::App &app) {
+  auto *cmd = app.add_subcommand(
+      "run", "The whole job: form factors (kept in memory), distributed solve and image, into one output folder");
+  auto o = std::make_shared<RunOptions>();
+  AddFormFactorJobOptions(*cmd, o->formFactors, false);
+  cmd->add_option("--output-dir", o->outputDir,
+                  "Folder for radiosity.h5, image.png, image.exr, timings.json, summary.txt (created if missing)")
+      ->required();
+  cmd->add_flag("--save-formfactors", o->saveFormFactors, "Also store F (/formfactors/F) in radiosity.h5");
+  cmd->add_flag("--raw", o->raw, "Also write F as the reference paper's raw file `formfactors` in the folder");
+  cmd->add_flag("--ply", o->ply, "Also write radiosity.ply: the patch mesh with per-vertex radiance");
+  AddSolveStepOptions(*cmd, o->solve);
+  AddRenderStepOptions(*cmd, o->render);
+  return [o]() { return Run(*o); };
+}
+
+}  // namespace rad

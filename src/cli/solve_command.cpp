@@ -1,0 +1,109 @@
+// `radiosity solve`: patches and rows of F from a file -> distributed solve -> /patches and /radiosity.
+#include <tbb/global_control.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/solve_step.h"
+#include "formfactor_input.h"
+#include "scene/scene.h"
+#include "util/agree.h"
+#include "util/error.h"
+
+namespace rad {
+
+namespace {
+
+struct SolveCommandOptions {
+  std::string formfactors, input, output, timings, distribution = "cyclic";
+  int subdiv = 0, threads = 0;
+  bool quiet = false;
+  SolveStepOptions step;
+};
+
+int RunSolveCommand(const SolveCommandOptions &o) {
+  const double start = Now();
+  PhaseTimers timers;
+  CheckOutputPath("--output", o.output);
+  if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
+  std::string threadNote;
+  const int threads = DefaultThreadsPerRank(o.threads, &threadNote);
+  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads));
+  const Distribution distribution = ParseDistribution(o.distribution);
+
+  FormFactorInput in;
+  {
+    ScopedPhase phase(timers, "input I/O");
+    OnRankZero(MPI_COMM_WORLD, [&] {
+      if (!std::ifstream(o.formfactors).good()) throw InputError(o.formfactors + ": cannot open (missing or unreadable)");
+    });
+    if (IsHdf5File(o.formfactors)) {
+      in = ReadFormFactorsHdf5(MPI_COMM_WORLD, o.formfactors, distribution);
+    } else {
+      if (o.input.empty())
+        throw InputError(o.formfactors + ": not HDF5, so read as a raw matrix, which needs --input (and --subdiv) "
+                         "for the patches");
+      const Scene scene = LoadScene(o.input);
+      in = ReadFormFactorsRaw(MPI_COMM_WORLD, o.formfactors, MakePatches(scene, o.subdiv), distribution);
+      in.scene = o.input;
+    }
+  }
+  if (WorldRank() == 0 && !o.quiet)
+    std::fprintf(stderr, "radiosity: %s: %lld patches, F stored as %s, %d rank(s) x %d thread(s)\n",
+                 o.formfactors.c_str(), in.PatchCount(), in.f32.empty() ? "float64" : "float32", WorldSize(), threads);
+
+  SolverResult result;
+  try {
+    result = SolveStep(o.step, in.patches, in.rows, in.f32.empty() ? in.f64.data() : nullptr,
+                       in.f32.empty() ? nullptr : in.f32.data(), timers, o.quiet);
+  } catch (const SolveFailed &e) {
+    if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
+    return kExitNotConverged;
+  }
+  {
+    ScopedPhase phase(timers, "output I/O");
+    RadiosityFileWriter writer(MPI_COMM_WORLD, o.output);
+    Attributes file;
+    file.strings["input"] = in.scene;
+    file.strings["formfactors"] = o.formfactors;
+    writer.WriteFileAttributes(file);
+    writer.WritePatches(in.patches);
+    writer.WriteRadiosity(result.radiance, result.residuals, SolverAttributes(o.step, result));
+    writer.Commit();
+  }
+  timers.Add("total", Now() - start);
+  char text[64];
+  std::snprintf(text, sizeof text, "%d (%s)", result.iterations, o.step.solver.c_str());
+  std::vector<std::pair<std::string, std::string>> extra = {{"patches", std::to_string(in.PatchCount())},
+                                                            {"iterations", text}};
+  std::snprintf(text, sizeof text, "%.3e", result.finalResidual);
+  extra.push_back({"relative residual", text});
+  if (!o.quiet || !o.timings.empty()) timers.Report(MPI_COMM_WORLD, "solve", "total", o.timings, extra);
+  return FinishSolve(result);
+}
+
+}  // namespace
+
+CommandRunner AddSolveCommand(CLI::App &app) {
+  auto *cmd = app.add_subcommand("solve", "Solve for the radiosity of every patch, with F distributed over the ranks");
+  auto o = std::make_shared<SolveCommandOptions>();
+  cmd->add_option("--formfactors", o->formfactors,
+                  "Form factors: the HDF5 file of `formfactors`, or a raw matrix file (then give --input, --subdiv)")
+      ->required();
+  cmd->add_option("--input", o->input, "Scene (OBJ) the raw matrix was computed for: its patches and materials");
+  cmd->add_option("--subdiv", o->subdiv, "Subdivision the raw matrix was computed with")->capture_default_str()
+      ->check(CLI::Range(0, 10));
+  cmd->add_option("--output", o->output, "HDF5 file to write: /patches and /radiosity (CONTRACTS.md)")->required();
+  AddSolveStepOptions(*cmd, o->step);
+  cmd->add_option("--distribution", o->distribution, "Rows per rank: cyclic (row i on rank i % P) or block")
+      ->capture_default_str()->check(CLI::IsMember({"cyclic", "block"}));
+  cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
+  cmd->add_flag("--quiet", o->quiet, "No progress lines or report");
+  return [o]() { return RunSolveCommand(*o); };
+}
+
+}  // namespace rad

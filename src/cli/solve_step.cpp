@@ -1,0 +1,67 @@
+#include "cli/solve_step.h"
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "util/error.h"
+
+namespace rad {
+
+void AddSolveStepOptions(CLI::App &cmd, SolveStepOptions &o) {
+  cmd.add_option("--solver", o.solver,
+                 "gauss-seidel (rank-local Gauss-Seidel sweeps, Jacobi between ranks) or jacobi")
+      ->capture_default_str()->check(CLI::IsMember({"gauss-seidel", "jacobi"}));
+  cmd.add_option("--tolerance", o.tolerance, "Stop when max|E - (I - rho F) B| / max|E| is below this")
+      ->capture_default_str()->check(CLI::Range(1e-15, 1.0));
+  cmd.add_option("--max-iterations", o.maxIterations, "Give up (exit code 3) after this many iterations")
+      ->capture_default_str()->check(CLI::Range(1, 1000000));
+}
+
+SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patches, const std::vector<long long> &rows,
+                       const double *f64, const float *f32, PhaseTimers &timers, bool quiet) {
+  LocalSystem system;
+  system.n = (long long)patches.size();
+  system.rows = rows;
+  system.f64 = f64;
+  system.f32 = f32;
+  system.reflectance.reserve(3 * patches.size());
+  system.emission.reserve(3 * patches.size());
+  for (const Patch &p : patches)
+    for (int c = 0; c < 3; ++c) {
+      system.reflectance.push_back(p.reflectance[c]);
+      system.emission.push_back(p.emission[c]);
+    }
+  SolverOptions options;
+  options.method = ParseSolverMethod(o.solver);
+  options.tolerance = o.tolerance;
+  options.maxIterations = o.maxIterations;
+  options.printProgress = !quiet;
+  SolverResult result = SolveRadiosity(MPI_COMM_WORLD, system, options, timers);
+  timers.SetCounter("solver sweeps", WorldRank() == 0 ? result.sweeps : 0);
+  if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: solve (%s): %s\n", o.solver.c_str(), result.message.c_str());
+  if (result.status == SolverStatus::kDiverged) throw SolveFailed(result.message);
+  return result;
+}
+
+Attributes SolverAttributes(const SolveStepOptions &o, const SolverResult &result) {
+  Attributes a;
+  a.strings["solver"] = o.solver;
+  a.strings["status"] = result.message;
+  a.numbers["tolerance"] = o.tolerance;
+  a.numbers["max_iterations"] = o.maxIterations;
+  a.numbers["iterations"] = result.iterations;
+  a.numbers["converged"] = result.status == SolverStatus::kConverged ? 1 : 0;
+  a.numbers["initial_residual"] = result.initialResidual;
+  a.numbers["final_residual"] = result.finalResidual;
+  a.numbers["contraction_bound"] = result.contractionBound;
+  a.numbers["ranks"] = WorldSize();
+  return a;
+}
+
+int FinishSolve(const SolverResult &result) {
+  if (result.status == SolverStatus::kConverged) return 0;
+  if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s\n", result.message.c_str());
+  return kExitNotConverged;
+}
+
+}  // namespace rad

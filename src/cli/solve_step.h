@@ -1,0 +1,42 @@
+// The solve step as used by `solve` and `run`: its options, the local system from the patches and this
+// rank's rows of F, the solve itself with its report, and what goes into the output file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "radiosity_file.h"
+#include "scene/patch.h"
+#include "solver/radiosity_solver.h"
+#include "util/timers.h"
+
+namespace rad {
+
+struct SolveStepOptions {
+  std::string solver = "gauss-seidel";
+  double tolerance = 1e-6;
+  int maxIterations = 1000;
+};
+
+void AddSolveStepOptions(CLI::App &cmd, SolveStepOptions &o);
+
+// Runs the solver on this rank's rows (exactly one of f64/f32 non-null) and prints, on rank 0 unless quiet,
+// the residual history and how it ended. A diverged solve throws SolveFailed (nothing should be written).
+SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patches, const std::vector<long long> &rows,
+                       const double *f64, const float *f32, PhaseTimers &timers, bool quiet);
+
+// The attributes of /radiosity: solver, tolerance, iterations, converged, residuals.
+Attributes SolverAttributes(const SolveStepOptions &o, const SolverResult &result);
+
+// Exit code of a finished solve: 0 if converged, kExitNotConverged otherwise (rank 0 prints why).
+int FinishSolve(const SolverResult &result);
+
+// A solve that diverged: there is no solution to write.
+class SolveFailed : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace rad

@@ -1,0 +1,63 @@
+// The distributed radiosity solve: B_i = E_i + rho_i * sum_j F_ij B_j for R, G and B at once (one pass over
+// a row of F serves the three channels). Each rank holds only its own rows of F; after every sweep the new
+// values of all ranks are shared with MPI_Allgatherv.
+//  - Jacobi: every row is updated from the previous iterate.
+//  - Gauss-Seidel: within a rank, rows are updated in increasing order and each uses the newest values of the
+//    rank's earlier rows (exact rank-local Gauss-Seidel, whatever the number of threads); between ranks the
+//    update is Jacobi.
+// Convergence is judged on the relative residual max|E - (I - rho F) B| / max|E| of an iterate, computed in the
+// same pass over F as the next sweep (F is read once per iteration).
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "util/timers.h"
+
+namespace rad {
+
+enum class SolverMethod { kJacobi, kGaussSeidel };
+SolverMethod ParseSolverMethod(const std::string &name);  // "jacobi" | "gauss-seidel"; throws InputError
+const char *SolverMethodName(SolverMethod method);
+
+// A rank's share of the system. F is not owned: exactly one of f64/f32 points at rows.size() x n values,
+// row-major, row r of the block being global row rows[r].
+struct LocalSystem {
+  long long n = 0;
+  std::vector<long long> rows;     // ascending global row indices owned by this rank
+  const double *f64 = nullptr;
+  const float *f32 = nullptr;
+  std::vector<double> reflectance;  // 3 per patch, all n patches
+  std::vector<double> emission;     // 3 per patch, all n patches
+};
+
+struct SolverOptions {
+  SolverMethod method = SolverMethod::kGaussSeidel;
+  double tolerance = 1e-6;
+  int maxIterations = 1000;
+  bool printProgress = false;  // rank 0 prints each iteration's residual to stderr
+};
+
+enum class SolverStatus { kConverged, kMaxIterations, kDiverged };
+
+struct SolverResult {
+  std::vector<double> radiance;   // B, 3 per patch ([n][3]), identical on every rank
+  std::vector<double> residuals;  // relative residual of iterate 1, 2, ..., iterations
+  double initialResidual = 0;     // of the starting guess B = E
+  double finalResidual = 0;       // of the returned B
+  int iterations = 0;             // of the returned B
+  int sweeps = 0;                 // passes over F (iterations + 1: the last one measures the residual)
+  SolverStatus status = SolverStatus::kConverged;
+  // max over rows and channels of rho_i * sum_j F_ij: below 1, both methods converge (and contract in max norm).
+  double contractionBound = 0;
+  long long contractionRow = -1;
+  std::string message;  // why it stopped, in words
+};
+
+// Collective. Throws InputError if F or the patch data hold non-finite values.
+SolverResult SolveRadiosity(MPI_Comm comm, const LocalSystem &system, const SolverOptions &options,
+                            PhaseTimers &timers);
+
+}  // namespace rad

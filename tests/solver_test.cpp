@@ -1,0 +1,207 @@
+// The radiosity solver against exact answers: the white furnace (B = E / (1 - rho) in a closed box) and a
+// dense direct solve (LU with partial pivoting) of the same system; divergence and non-convergence are reported.
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "formfactor/cpu_form_factors.h"
+#include "formfactor/embree_scene.h"
+#include "formfactor/geometry.h"
+#include "scene/scene.h"
+#include "solver/radiosity_solver.h"
+#include "util/error.h"
+
+namespace rad {
+namespace {
+
+struct System {
+  std::vector<Patch> patches;
+  std::vector<double> f;  // n x n
+  LocalSystem local;
+};
+
+System FormFactorsOf(const std::string &sceneFile, int subdiv) {
+  const Scene scene = LoadScene(std::string(RAD_SOURCE_DIR) + "/" + sceneFile);
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, subdiv);
+  EmbreeScene embree(scene);
+  System s;
+  s.patches = g.patches;
+  const long long n = (long long)g.patches.size();
+  std::vector<long long> rows(static_cast<size_t>(n));
+  std::iota(rows.begin(), rows.end(), 0LL);
+  FormFactorOptions options;
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  ComputeRowsCpu(g, embree, rows, options, s.f, timers, counters, false);
+  s.local.n = n;
+  s.local.rows = rows;
+  s.local.f64 = s.f.data();
+  for (const Patch &p : s.patches)
+    for (int c = 0; c < 3; ++c) {
+      s.local.reflectance.push_back(p.reflectance[c]);
+      s.local.emission.push_back(p.emission[c]);
+    }
+  return s;
+}
+
+// Solves (I - rho F) B = E for one channel by Gaussian elimination with partial pivoting.
+std::vector<double> DirectSolve(const System &s, int channel) {
+  const size_t n = s.patches.size();
+  std::vector<double> a(n * n), b(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double rho = s.patches[i].reflectance[channel];
+    for (size_t j = 0; j < n; ++j) a[i * n + j] = (i == j ? 1.0 : 0.0) - rho * s.f[i * n + j];
+    b[i] = s.patches[i].emission[channel];
+  }
+  for (size_t k = 0; k < n; ++k) {
+    size_t pivot = k;
+    for (size_t i = k + 1; i < n; ++i)
+      if (std::fabs(a[i * n + k]) > std::fabs(a[pivot * n + k])) pivot = i;
+    for (size_t j = 0; j < n; ++j) std::swap(a[k * n + j], a[pivot * n + j]);
+    std::swap(b[k], b[pivot]);
+    for (size_t i = k + 1; i < n; ++i) {
+      const double factor = a[i * n + k] / a[k * n + k];
+      for (size_t j = k; j < n; ++j) a[i * n + j] -= factor * a[k * n + j];
+      b[i] -= factor * b[k];
+    }
+  }
+  std::vector<double> x(n);
+  for (size_t k = n; k-- > 0;) {
+    double v = b[k];
+    for (size_t j = k + 1; j < n; ++j) v -= a[k * n + j] * x[j];
+    x[k] = v / a[k * n + k];
+  }
+  return x;
+}
+
+SolverResult Solve(const LocalSystem &system, SolverMethod method, double tolerance, int maxIterations = 1000) {
+  SolverOptions options;
+  options.method = method;
+  options.tolerance = tolerance;
+  options.maxIterations = maxIterations;
+  PhaseTimers timers;
+  return SolveRadiosity(MPI_COMM_WORLD, system, options, timers);
+}
+
+TEST(Solver, WhiteFurnaceGivesTwoEverywhere) {
+  // Kd 0.5, Ke 1 on every wall of a closed cube: B = 1 / (1 - 0.5) = 2 on every patch and channel.
+  const System s = FormFactorsOf("meshes/tests/furnace_cube.obj", 2);
+  for (SolverMethod method : {SolverMethod::kJacobi, SolverMethod::kGaussSeidel}) {
+    const SolverResult r = Solve(s.local, method, 1e-10);
+    ASSERT_EQ(r.status, SolverStatus::kConverged) << r.message;
+    ASSERT_EQ(r.radiance.size(), 3 * s.patches.size());
+    for (double b : r.radiance) EXPECT_NEAR(b, 2.0, 1e-6);
+    EXPECT_LT(r.finalResidual, 1e-10);
+    EXPECT_EQ(int(r.residuals.size()), r.iterations);
+  }
+}
+
+TEST(Solver, MatchesDirectSolveAndGaussSeidelNeedsFewerIterations) {
+  const System s = FormFactorsOf("meshes/cornell_sphere.obj", 0);
+  const SolverResult jacobi = Solve(s.local, SolverMethod::kJacobi, 1e-13);
+  const SolverResult gaussSeidel = Solve(s.local, SolverMethod::kGaussSeidel, 1e-13);
+  ASSERT_EQ(jacobi.status, SolverStatus::kConverged) << jacobi.message;
+  ASSERT_EQ(gaussSeidel.status, SolverStatus::kConverged) << gaussSeidel.message;
+  EXPECT_LT(gaussSeidel.iterations, jacobi.iterations);
+  for (int c = 0; c < 3; ++c) {
+    const std::vector<double> exact = DirectSolve(s, c);
+    for (size_t i = 0; i < s.patches.size(); ++i) {
+      EXPECT_NEAR(jacobi.radiance[3 * i + size_t(c)], exact[i], 1e-9) << "patch " << i << " channel " << c;
+      EXPECT_NEAR(gaussSeidel.radiance[3 * i + size_t(c)], exact[i], 1e-9) << "patch " << i << " channel " << c;
+    }
+  }
+  // The residual history falls (both methods contract in the max norm when rho * row sum < 1).
+  EXPECT_LT(gaussSeidel.contractionBound, 1.0);
+  for (size_t k = 1; k < gaussSeidel.residuals.size(); ++k)
+    EXPECT_LE(gaussSeidel.residuals[k], gaussSeidel.residuals[k - 1]);
+}
+
+TEST(Solver, FloatMatrixGivesTheSameSolutionToItsPrecision) {
+  const System s = FormFactorsOf("meshes/cornell_sphere.obj", 0);
+  const std::vector<float> narrow(s.f.begin(), s.f.end());
+  LocalSystem asFloat = s.local;
+  asFloat.f64 = nullptr;
+  asFloat.f32 = narrow.data();
+  const SolverResult a = Solve(s.local, SolverMethod::kGaussSeidel, 1e-12);
+  const SolverResult b = Solve(asFloat, SolverMethod::kGaussSeidel, 1e-12);
+  ASSERT_EQ(b.status, SolverStatus::kConverged);
+  for (size_t k = 0; k < a.radiance.size(); ++k) EXPECT_NEAR(a.radiance[k], b.radiance[k], 1e-5 * (1 + a.radiance[k]));
+}
+
+TEST(Solver, SameBitsForAnyThreadCount) {
+  const System s = FormFactorsOf("meshes/cornell_sphere.obj", 1);
+  SolverResult one, two;
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+    one = Solve(s.local, SolverMethod::kGaussSeidel, 1e-10);
+  }
+  {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+    two = Solve(s.local, SolverMethod::kGaussSeidel, 1e-10);
+  }
+  EXPECT_EQ(one.iterations, two.iterations);
+  EXPECT_EQ(one.radiance, two.radiance);
+}
+
+// Two patches that see only each other with F = `f` both ways, reflectance `rho`, emission 1 on patch 0.
+struct TinySystem {
+  std::vector<double> f;
+  LocalSystem local;
+  TinySystem(double f01, double rho) : f{0, f01, f01, 0} {
+    local.n = 2;
+    local.rows = {0, 1};
+    local.f64 = f.data();
+    local.reflectance.assign(6, rho);
+    local.emission = {1, 1, 1, 0, 0, 0};
+  }
+};
+
+TEST(Solver, TwoPatchSystemHasItsClosedForm) {
+  // B0 = 1 + rho f B1, B1 = rho f B0  ->  B0 = 1 / (1 - (rho f)^2), B1 = rho f B0.
+  const TinySystem t(0.8, 0.7);
+  const SolverResult r = Solve(t.local, SolverMethod::kGaussSeidel, 1e-14);
+  ASSERT_EQ(r.status, SolverStatus::kConverged);
+  const double k = 0.8 * 0.7, b0 = 1 / (1 - k * k);
+  EXPECT_NEAR(r.radiance[0], b0, 1e-13);
+  EXPECT_NEAR(r.radiance[3], k * b0, 1e-13);
+  EXPECT_NEAR(r.contractionBound, 0.56, 1e-15);
+}
+
+TEST(Solver, RowsSummingAboveOneDiverge) {
+  const TinySystem t(1.5, 0.9);  // rho * F = 1.35: the iterates grow without bound
+  const SolverResult r = Solve(t.local, SolverMethod::kGaussSeidel, 1e-6);
+  EXPECT_EQ(r.status, SolverStatus::kDiverged);
+  EXPECT_NE(r.message.find("diverged"), std::string::npos);
+  EXPECT_NEAR(r.contractionBound, 1.35, 1e-12);
+  const SolverResult j = Solve(t.local, SolverMethod::kJacobi, 1e-6);
+  EXPECT_EQ(j.status, SolverStatus::kDiverged);
+}
+
+TEST(Solver, StopsAtMaxIterationsAndSaysSo) {
+  const TinySystem t(0.99, 0.99);  // converges, but slowly
+  const SolverResult r = Solve(t.local, SolverMethod::kJacobi, 1e-12, 5);
+  EXPECT_EQ(r.status, SolverStatus::kMaxIterations);
+  EXPECT_EQ(r.iterations, 5);
+  EXPECT_EQ(r.residuals.size(), 5u);
+  EXPECT_GT(r.finalResidual, 1e-12);
+  EXPECT_NE(r.message.find("not converged"), std::string::npos);
+}
+
+TEST(Solver, NonFiniteFormFactorIsAnInputError) {
+  TinySystem t(0.5, 0.5);
+  t.f[1] = std::nan("");
+  EXPECT_THROW(Solve(t.local, SolverMethod::kGaussSeidel, 1e-6), InputError);
+}
+
+TEST(Solver, NothingEmittingGivesZero) {
+  TinySystem t(0.5, 0.5);
+  t.local.emission.assign(6, 0.0);
+  const SolverResult r = Solve(t.local, SolverMethod::kGaussSeidel, 1e-6);
+  EXPECT_EQ(r.status, SolverStatus::kConverged);
+  for (double b : r.radiance) EXPECT_EQ(b, 0.0);
+}
+
+}  // namespace
+}  // namespace rad
