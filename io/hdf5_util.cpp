@@ -32,6 +32,8 @@ std::string ReadStringAttribute(hid_t object, const std::string &name) {
   if (H5Tis_variable_str(fileType) > 0) {
     H5Handle memType(RAD_H5(H5Tcopy(H5T_C_S1)));
     RAD_H5(H5Tset_size(memType, H5T_VARIABLE));
+    // h5py writes str attributes as UTF-8: reading needs the same character set (no conversion exists).
+    RAD_H5(H5Tset_cset(memType, H5Tget_cset(fileType)));
     char *value = nullptr;
     RAD_H5(H5Aread(attr, memType, &value));
     std::string out = value ? value : "";
@@ -42,6 +44,7 @@ std::string ReadStringAttribute(hid_t object, const std::string &name) {
   std::vector<char> buf(size + 1, '\0');
   H5Handle memType(RAD_H5(H5Tcopy(H5T_C_S1)));
   RAD_H5(H5Tset_size(memType, size + 1));
+  RAD_H5(H5Tset_cset(memType, H5Tget_cset(fileType)));
   RAD_H5(H5Aread(attr, memType, buf.data()));
   return std::string(buf.data());
 }

@@ -60,6 +60,10 @@ void WriteFromRankZero(hid_t group, const char *name, hid_t fileType, const std:
     RAD_H5(H5Sselect_none(memSpace));
     RAD_H5(H5Sselect_none(fileSpace));
   }
+  // An empty dataset (e.g. the residual history of a solve that needed no iteration) has no storage to write.
+  hsize_t elements = 1;
+  for (hsize_t d : dims) elements *= d;
+  if (elements == 0) return;
   H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
   RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
   RAD_H5(H5Dwrite(dset, memType, memSpace, fileSpace, dxpl, data));

@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
-# The main job on the bundled reference scene: the Cornell box with a sphere (46 polygons, --subdiv 3 =
-# 2944 patches, 32 shadow rays per occluded pair), on 2 MPI ranks. Outputs go to out/.
+# The main job on the bundled classic Cornell box: form factors, distributed radiosity solve and an image, on
+# 2 MPI ranks (`radiosity run`). Outputs go to out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash jobs/setup.sh
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 export OMPI_MCA_rmaps_base_oversubscribe=1
-mkdir -p out
-mpirun -n 2 build/radiosity formfactors --input meshes/cornell_sphere.obj --subdiv 3 --shadow-rays 32 \
-  --output out/cornell_sphere.h5 --raw out/cornell_sphere.formfactors --timings out/cornell_sphere.timings.json
-build/radiosity info out/cornell_sphere.h5 | grep -E "patches|closure|reciprocity"
+mpirun -n 2 build/radiosity run --input meshes/cornell_box.obj --output-dir out/
 echo
-echo "outputs: out/cornell_sphere.h5 (patches + F, HDF5), out/cornell_sphere.formfactors (raw matrix),"
-echo "         out/cornell_sphere.timings.json (per-phase timings)"
+cat out/summary.txt
+echo
+echo "outputs: out/image.png (8-bit sRGB), out/image.exr (linear radiance), out/radiosity.h5 (patches, B, residuals),"
+echo "         out/timings.json (per-phase timings), out/summary.txt"

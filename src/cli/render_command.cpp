@@ -77,7 +77,7 @@ CommandRunner AddRenderCommand(CLI::App &app) {
   cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
-  cmd->add_flag("--quiet", o->quiet, "No progress lines or report");
+  cmd->add_flag("--quiet", o->quiet, "No progress lines");
   return [o]() { return RunRenderCommand(*o); };
 }
 

@@ -112,6 +112,7 @@ CommandRunner AddRunCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand(
       "run", "The whole job: form factors (kept in memory), distributed solve and image, into one output folder");
   auto o = std::make_shared<RunOptions>();
+  o->formFactors.subdiv = 3;  // a job that ends in an image needs patches smaller than the polygons
   AddFormFactorJobOptions(*cmd, o->formFactors, false);
   cmd->add_option("--output-dir", o->outputDir,
                   "Folder for radiosity.h5, image.png, image.exr, timings.json, summary.txt (created if missing)")

@@ -2,7 +2,7 @@
 // or of two vectors at once (Gauss-Seidel: the iterate being measured and the newest values), so that F is
 // streamed from memory once per sweep whatever the method. Rows are taken a few at a time and columns in tiles
 // whose slice of the vectors stays in the L1 cache, so the vectors cost no memory traffic next to F.
-// Each row's sum uses the same fixed pattern of four partial sums (lane = column mod 4, columns in order),
+// Each row's sum uses the same fixed pattern of partial sums (per column mod 8 within tiles of 256 columns),
 // so its result depends neither on threads, ranks nor how rows are grouped. Built twice and picked at run time
 // (GCC target_clones): baseline x86-64 and x86-64-v3 (AVX2 + FMA).
 #pragma once
