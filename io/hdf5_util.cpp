@@ -25,6 +25,14 @@ void WriteIntAttribute(hid_t object, const std::string &name, long long value) {
 
 bool HasAttribute(hid_t object, const std::string &name) { return H5Aexists(object, name.c_str()) > 0; }
 
+namespace {
+// Attributes come from users' files: one of the wrong type is their mistake, not a broken invariant.
+herr_t QuietRead(hid_t attr, hid_t memType, void *buffer) {
+  H5QuietErrors quiet;
+  return H5Aread(attr, memType, buffer);
+}
+}  // namespace
+
 std::string ReadStringAttribute(hid_t object, const std::string &name) {
   H5Handle attr(RAD_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
   H5Handle fileType(RAD_H5(H5Aget_type(attr)));
@@ -35,7 +43,7 @@ std::string ReadStringAttribute(hid_t object, const std::string &name) {
     // h5py writes str attributes as UTF-8: reading needs the same character set (no conversion exists).
     RAD_H5(H5Tset_cset(memType, H5Tget_cset(fileType)));
     char *value = nullptr;
-    RAD_H5(H5Aread(attr, memType, &value));
+    if (QuietRead(attr, memType, &value) < 0) throw InputError("attribute '" + name + "' cannot be read as a string");
     std::string out = value ? value : "";
     H5free_memory(value);
     return out;
@@ -45,14 +53,14 @@ std::string ReadStringAttribute(hid_t object, const std::string &name) {
   H5Handle memType(RAD_H5(H5Tcopy(H5T_C_S1)));
   RAD_H5(H5Tset_size(memType, size + 1));
   RAD_H5(H5Tset_cset(memType, H5Tget_cset(fileType)));
-  RAD_H5(H5Aread(attr, memType, buf.data()));
+  if (QuietRead(attr, memType, buf.data()) < 0) throw InputError("attribute '" + name + "' cannot be read as a string");
   return std::string(buf.data());
 }
 
 double ReadDoubleAttribute(hid_t object, const std::string &name) {
   H5Handle attr(RAD_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
   double value = 0;
-  RAD_H5(H5Aread(attr, H5T_NATIVE_DOUBLE, &value));
+  if (QuietRead(attr, H5T_NATIVE_DOUBLE, &value) < 0) throw InputError("attribute '" + name + "' is not a number");
   return value;
 }
 

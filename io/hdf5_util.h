@@ -49,6 +49,7 @@ void WriteDoubleAttribute(hid_t object, const std::string &name, double value);
 void WriteIntAttribute(hid_t object, const std::string &name, long long value);
 
 bool HasAttribute(hid_t object, const std::string &name);
+// Throw InputError (without the file's name: callers add it) if the attribute has an unreadable type.
 std::string ReadStringAttribute(hid_t object, const std::string &name);
 double ReadDoubleAttribute(hid_t object, const std::string &name);
 

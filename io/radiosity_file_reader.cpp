@@ -12,8 +12,16 @@ RadiosityFileReader::RadiosityFileReader(const std::string &path) : path_(path) 
   const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) throw InputError(path + ": cannot open as HDF5");
   file_ = H5Handle(f);
-  if (!HasAttribute(file_, "format") || ReadStringAttribute(file_, "format") != "radiosity")
-    throw InputError(path + ": not a radiosity file (no format=\"radiosity\" attribute)");
+  bool isRadiosity = false;
+  try {
+    isRadiosity = HasAttribute(file_, "format") && ReadStringAttribute(file_, "format") == "radiosity";
+    // Read now the attributes that are read later, so that one of a wrong type is reported with the file's name.
+    if (HasAttribute(file_, "complete")) ReadDoubleAttribute(file_, "complete");
+    if (HasAttribute(file_, "format_version")) ReadDoubleAttribute(file_, "format_version");
+  } catch (const InputError &e) {
+    throw InputError(path + ": " + e.what());
+  }
+  if (!isRadiosity) throw InputError(path + ": not a radiosity file (no format=\"radiosity\" attribute)");
 }
 
 bool RadiosityFileReader::Complete() const {

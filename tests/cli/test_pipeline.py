@@ -399,6 +399,20 @@ class TestThirdPartyFile(PipelineTestCase):
                 self.assertLessEqual(float(np.abs(B - exact).max()), 1e-13, "B = %s, exact %s"
                                      % (B.tolist(), exact.tolist()))
 
+    def test_attributes_of_the_wrong_type_are_input_errors(self):
+        # A third-party file whose `complete` is a string, or whose `format` is a number: exit 2, naming it.
+        for label, key, value in (("complete as text", "complete", np.bytes_("yes")),
+                                  ("format as a number", "format", np.int64(1))):
+            with self.subTest(case=label):
+                ff = self.path("wrong_%s.h5" % key)
+                write_two_patch_file(ff, [[0, 0.5], [0.5, 0]], [[0.5] * 3] * 2, [[1.0] * 3, [0.0] * 3])
+                with h5py.File(ff, "r+") as f:
+                    f.attrs[key] = value
+                out = self.path("rad_wrong_%s.h5" % key)
+                self.expect_error(["solve", "--formfactors", ff, "--output", out], 2, names=[ff],
+                                  missing=[out, out + ".partial"])
+                self.expect_error(["info", ff], 2, names=[ff])
+
 
 # --- 5. Bad input for solve and render ----------------------------------------------------------------------
 
