@@ -42,33 +42,12 @@ namespace {
 template <typename T>
 void ReadRows(MPI_Comm comm, hid_t dset, long long n, const std::vector<long long> &rows, std::vector<T> &out) {
   const hid_t memType = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
-  const RowSequence seq = AsSequence(rows);
   out.resize(rows.size() * size_t(n));
-  const long long rowsPerRead = std::max<long long>(1, (256LL << 20) / (long long)(sizeof(T) * size_t(std::max(n, 1LL))));
-  long long rounds = (seq.count + rowsPerRead - 1) / rowsPerRead, maxRounds = 0;
-  RAD_MPI(MPI_Allreduce(&rounds, &maxRounds, 1, MPI_LONG_LONG, MPI_MAX, comm));
-  H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
-  RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
-  for (long long round = 0; round < maxRounds; ++round) {
-    const long long begin = std::min(seq.count, round * rowsPerRead);
-    const long long count = std::min(seq.count, begin + rowsPerRead) - begin;
-    H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
-    const hsize_t memDims[2] = {hsize_t(std::max<long long>(count, 1)), hsize_t(n)};
-    H5Handle memSpace(RAD_H5(H5Screate_simple(2, memDims, nullptr)));
-    T *data = nullptr;
-    if (count > 0) {
-      const hsize_t start[2] = {hsize_t(seq.first + begin * seq.step), 0};
-      const hsize_t stride[2] = {hsize_t(seq.step), 1};
-      const hsize_t blocks[2] = {hsize_t(count), 1};
-      const hsize_t block[2] = {1, hsize_t(n)};
-      RAD_H5(H5Sselect_hyperslab(fileSpace, H5S_SELECT_SET, start, stride, blocks, block));
-      data = out.data() + size_t(begin) * size_t(n);
-    } else {
-      RAD_H5(H5Sselect_none(fileSpace));
-      RAD_H5(H5Sselect_none(memSpace));
-    }
-    RAD_H5(H5Dread(dset, memType, memSpace, fileSpace, dxpl, data));
-  }
+  ForEachRowBlock(comm, dset, n, sizeof(T), rows,
+                  [&](hid_t fileSpace, hid_t memSpace, hid_t dxpl, long long begin, long long count) {
+                    T *data = count > 0 ? out.data() + size_t(begin) * size_t(n) : nullptr;
+                    RAD_H5(H5Dread(dset, memType, memSpace, fileSpace, dxpl, data));
+                  });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 
 namespace rad {
 
@@ -101,54 +102,56 @@ void RadiosityFileWriter::WritePatches(const std::vector<Patch> &patches) {
   WriteFromRankZero(group, "emission", H5T_IEEE_F64LE, {n, 3}, emission.data(), H5T_NATIVE_DOUBLE, r0);
 }
 
-void RadiosityFileWriter::WriteFormFactors(long long n, const std::vector<long long> &rows,
-                                           const std::vector<double> &local, Precision precision,
-                                           const Attributes &attributes) {
+void ForEachRowBlock(MPI_Comm comm, hid_t dset, long long n, size_t bytesPerValue, const std::vector<long long> &rows,
+                     const std::function<void(hid_t, hid_t, hid_t, long long, long long)> &io) {
   const RowSequence seq = AsSequence(rows);
-  H5Handle group(RAD_H5(H5Gcreate2(file_, "formfactors", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
-  const hsize_t dims[2] = {hsize_t(n), hsize_t(n)};
-  H5Handle space(RAD_H5(H5Screate_simple(2, dims, nullptr)));
-  const hid_t fileType = precision == Precision::kDouble ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
-  H5Handle dset(RAD_H5(H5Dcreate2(group, "F", fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
-
-  // Rows per write: at most ~256 MiB of a rank's buffer at once; every rank makes the same number of calls.
-  const size_t bytesPerRow = size_t(n) * (precision == Precision::kDouble ? 8 : 4);
-  const long long rowsPerWrite = std::max<long long>(1, (256LL << 20) / (long long)std::max<size_t>(bytesPerRow, 1));
-  long long rounds = (seq.count + rowsPerWrite - 1) / rowsPerWrite, maxRounds = 0;
-  MPI_Allreduce(&rounds, &maxRounds, 1, MPI_LONG_LONG, MPI_MAX, comm_);
-
+  const size_t bytesPerRow = size_t(n) * bytesPerValue;
+  const long long rowsPerCall = std::max<long long>(1, (256LL << 20) / (long long)std::max<size_t>(bytesPerRow, 1));
+  long long rounds = (seq.count + rowsPerCall - 1) / rowsPerCall, maxRounds = 0;
+  MPI_Allreduce(&rounds, &maxRounds, 1, MPI_LONG_LONG, MPI_MAX, comm);
   H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
   RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
-  std::vector<float> narrow;
   for (long long round = 0; round < maxRounds; ++round) {
-    const long long begin = std::min(seq.count, round * rowsPerWrite);
-    const long long count = std::min(seq.count, begin + rowsPerWrite) - begin;
+    const long long begin = std::min(seq.count, round * rowsPerCall);
+    const long long count = std::min(seq.count, begin + rowsPerCall) - begin;
     H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
     const hsize_t memDims[2] = {hsize_t(std::max<long long>(count, 1)), hsize_t(n)};
     H5Handle memSpace(RAD_H5(H5Screate_simple(2, memDims, nullptr)));
-    const void *data = nullptr;
-    hid_t memType = H5T_NATIVE_DOUBLE;
     if (count > 0) {
       const hsize_t start[2] = {hsize_t(seq.first + begin * seq.step), 0};
       const hsize_t stride[2] = {hsize_t(seq.step), 1};
       const hsize_t blocks[2] = {hsize_t(count), 1};
       const hsize_t block[2] = {1, hsize_t(n)};
       RAD_H5(H5Sselect_hyperslab(fileSpace, H5S_SELECT_SET, start, stride, blocks, block));
-      const double *src = local.data() + size_t(begin) * size_t(n);
-      if (precision == Precision::kFloat) {
-        // Converted here so that HDF5 needs no type conversion, which would break collective I/O.
-        narrow.assign(src, src + size_t(count) * size_t(n));
-        data = narrow.data();
-        memType = H5T_NATIVE_FLOAT;
-      } else {
-        data = src;
-      }
     } else {
       RAD_H5(H5Sselect_none(fileSpace));
       RAD_H5(H5Sselect_none(memSpace));
     }
-    RAD_H5(H5Dwrite(dset, memType, memSpace, fileSpace, dxpl, data));
+    io(fileSpace, memSpace, dxpl, begin, count);
   }
+}
+
+void RadiosityFileWriter::WriteFormFactors(long long n, const std::vector<long long> &rows,
+                                           const std::vector<double> &local, Precision precision,
+                                           const Attributes &attributes) {
+  H5Handle group(RAD_H5(H5Gcreate2(file_, "formfactors", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  const hsize_t dims[2] = {hsize_t(n), hsize_t(n)};
+  H5Handle space(RAD_H5(H5Screate_simple(2, dims, nullptr)));
+  const hid_t fileType = precision == Precision::kDouble ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
+  H5Handle dset(RAD_H5(H5Dcreate2(group, "F", fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+
+  std::vector<float> narrow;
+  ForEachRowBlock(comm_, dset, n, precision == Precision::kDouble ? 8 : 4, rows,
+                  [&](hid_t fileSpace, hid_t memSpace, hid_t dxpl, long long begin, long long count) {
+                    const double *src = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
+                    if (precision == Precision::kFloat) {
+                      // Converted here so that HDF5 needs no type conversion, which would break collective I/O.
+                      narrow.assign(src, src + size_t(count) * size_t(n));
+                      RAD_H5(H5Dwrite(dset, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, narrow.data()));
+                    } else {
+                      RAD_H5(H5Dwrite(dset, H5T_NATIVE_DOUBLE, memSpace, fileSpace, dxpl, src));
+                    }
+                  });
   for (const auto &[k, v] : attributes.strings) WriteStringAttribute(dset, k, v);
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(dset, k, v);
 }

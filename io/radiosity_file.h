@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -59,6 +60,12 @@ class RadiosityFileWriter {
 // Collective: after every rank has closed `partialPath`, rank 0 renames it to `path`; throws on every rank
 // if that fails.
 void RenameIntoPlace(MPI_Comm comm, const std::string &partialPath, const std::string &path);
+
+// Collective: calls io(fileSpace, memSpace, collectiveTransfer, begin, count) for each block of this rank's rows
+// [begin, begin + count) of an n x n dataset, in blocks of at most ~256 MiB (`bytesPerValue` per element), with
+// the file space selecting those rows (one strided hyperslab); every rank makes the same number of calls.
+void ForEachRowBlock(MPI_Comm comm, hid_t dset, long long n, size_t bytesPerValue, const std::vector<long long> &rows,
+                     const std::function<void(hid_t, hid_t, hid_t, long long, long long)> &io);
 
 // Rows owned by this rank form an arithmetic sequence (cyclic: step P; block: step 1).
 struct RowSequence {
