@@ -36,6 +36,13 @@ void BroadcastPatches(MPI_Comm comm, std::vector<Patch> &patches) {
     RAD_MPI(MPI_Bcast(bytes + offset, int(std::min(piece, total - offset)), MPI_BYTE, 0, comm));
 }
 
+void BroadcastString(MPI_Comm comm, std::string &text) {
+  int length = int(text.size());
+  RAD_MPI(MPI_Bcast(&length, 1, MPI_INT, 0, comm));
+  text.resize(size_t(length));
+  RAD_MPI(MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm));
+}
+
 namespace {
 
 // Reads this rank's rows of /formfactors/F (stored type T) in collective rounds of at most ~256 MiB.
@@ -83,10 +90,7 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
   });
   BroadcastPatches(comm, in.patches);
   RAD_MPI(MPI_Bcast(&storedAsFloat, 1, MPI_INT, 0, comm));
-  int sceneLength = int(in.scene.size());
-  RAD_MPI(MPI_Bcast(&sceneLength, 1, MPI_INT, 0, comm));
-  in.scene.resize(size_t(sceneLength));
-  RAD_MPI(MPI_Bcast(in.scene.data(), sceneLength, MPI_CHAR, 0, comm));
+  BroadcastString(comm, in.scene);
 
   const long long n = in.PatchCount();
   in.rows = OwnedRows(n, rank, size, distribution);

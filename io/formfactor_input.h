@@ -35,4 +35,7 @@ FormFactorInput ReadFormFactorsRaw(MPI_Comm comm, const std::string &path, std::
 // Collective: rank 0's patches (and the length of the vector) to every rank.
 void BroadcastPatches(MPI_Comm comm, std::vector<Patch> &patches);
 
+// Collective: rank 0's text to every rank.
+void BroadcastString(MPI_Comm comm, std::string &text);
+
 }  // namespace rad

@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -8,6 +7,7 @@
 #include <string>
 
 #include "image_io.h"
+#include "temp_file.h"
 #include "util/error.h"
 
 namespace rad {
@@ -15,21 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A path in the temp directory, unique per process and test, removed (with any ".partial") at the end.
-struct TempFile {
-  std::string path;
-  explicit TempFile(const std::string &suffix) {
-    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path = (fs::temp_directory_path() /
-            ("rad_" + std::to_string(getpid()) + "_" + info->test_suite_name() + "_" + info->name() + suffix))
-               .string();
-  }
-  ~TempFile() {
-    std::error_code ignored;
-    fs::remove(path, ignored);
-    fs::remove(path + ".partial", ignored);
-  }
-};
+using test::TempFile;
 
 // Non-square, every value distinct, so a swapped axis or channel would show.
 Image TestImage(int width, int height) {

@@ -1,5 +1,4 @@
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "image_io.h"
+#include "temp_file.h"
 #include "ply_writer.h"
 #include "util/error.h"
 
@@ -18,20 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct TempFile {
-  std::string path;
-  explicit TempFile(const std::string &suffix) {
-    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path = (fs::temp_directory_path() /
-            ("rad_" + std::to_string(getpid()) + "_" + info->test_suite_name() + "_" + info->name() + suffix))
-               .string();
-  }
-  ~TempFile() {
-    std::error_code ignored;
-    fs::remove(path, ignored);
-    fs::remove(path + ".partial", ignored);
-  }
-};
+using test::TempFile;
 
 // A unit quad (0 1 2 3) and a triangle (1 4 2) on its right edge; the triangle repeats its third corner.
 SmoothMesh QuadAndTriangle() {

@@ -18,6 +18,7 @@
 #include "render/smooth_mesh.h"
 #include "scene/patch.h"
 #include "test_scenes.h"
+#include "util/embree_util.h"
 #include "util/error.h"
 
 namespace rad {
@@ -399,20 +400,7 @@ TEST(Render, ParseShading) {
 RTCRayHit HitFromAbove(RTCScene scene, double x, double y) {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);
-  RTCRayHit rh;
-  rh.ray.org_x = float(x);
-  rh.ray.org_y = float(y);
-  rh.ray.org_z = 1;
-  rh.ray.dir_x = rh.ray.dir_y = 0;
-  rh.ray.dir_z = -1;
-  rh.ray.tnear = 0;
-  rh.ray.tfar = std::numeric_limits<float>::infinity();
-  rh.ray.time = 0;
-  rh.ray.mask = 0xFFFFFFFFu;
-  rh.ray.id = 0;
-  rh.ray.flags = 0;
-  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  RTCRayHit rh = MakeRayHit(Vec3(x, y, 1), Vec3(0, 0, -1), 0, std::numeric_limits<float>::infinity());
   rtcIntersect1(scene, &context, &rh);
   return rh;
 }
@@ -423,8 +411,7 @@ RTCRayHit HitFromAbove(RTCScene scene, double x, double y) {
 // (1-u)(1-v) v0 + u(1-v) v1 + uv v2 + (1-u)v v3, and a quad (v0, v1, v2, v2) is the triangle with barycentric
 // (u, v) on v1, v2.
 TEST(Render, EmbreeQuadUvConvention) {
-  RTCDevice device = rtcNewDevice(nullptr);
-  ASSERT_NE(device, nullptr);
+  RTCDevice device = NewEmbreeDevice();
   RTCScene scene = rtcNewScene(device);
   const float vertices[][3] = {
       {0, 0, 0},   {2, 0.5f, 0},  {2.3f, 1.5f, 0}, {0.3f, 1, 0},  // parallelogram

@@ -50,10 +50,7 @@ int RunRenderCommand(const RenderCommandOptions &o) {
     BroadcastPatches(MPI_COMM_WORLD, patches);
     radiance.resize(3 * patches.size());
     RAD_MPI(MPI_Bcast(radiance.data(), int(radiance.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD));
-    int length = int(scene.size());
-    RAD_MPI(MPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    scene.resize(size_t(length));
-    RAD_MPI(MPI_Bcast(scene.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD));
+    BroadcastString(MPI_COMM_WORLD, scene);
   }
   RenderStep(o.step, patches, radiance, scene, timers, o.quiet);
   timers.Add("total", Now() - start);

@@ -2,22 +2,13 @@
 
 #include <string>
 
+#include "util/embree_util.h"
 #include "util/error.h"
 
 namespace rad {
 
-namespace {
-
-void EmbreeErrorCallback(void *, RTCError code, const char *message) {
-  RAD_FATAL("Embree error " + std::to_string(int(code)) + ": " + (message ? message : ""));
-}
-
-}  // namespace
-
 EmbreeScene::EmbreeScene(const Scene &scene) {
-  device_ = rtcNewDevice(nullptr);
-  if (!device_) RAD_FATAL("rtcNewDevice failed (error " + std::to_string(int(rtcGetDeviceError(nullptr))) + ")");
-  rtcSetDeviceErrorFunction(device_, EmbreeErrorCallback, nullptr);
+  device_ = NewEmbreeDevice();
   scene_ = rtcNewScene(device_);
   rtcSetSceneBuildQuality(scene_, RTC_BUILD_QUALITY_HIGH);
 
@@ -61,20 +52,7 @@ EmbreeScene::~EmbreeScene() {
 bool EmbreeScene::SegmentOccluded(Vec3 from, Vec3 to) const {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);
-  RTCRay ray;
-  const Vec3 d = to - from;
-  ray.org_x = float(from.x);
-  ray.org_y = float(from.y);
-  ray.org_z = float(from.z);
-  ray.dir_x = float(d.x);
-  ray.dir_y = float(d.y);
-  ray.dir_z = float(d.z);
-  ray.tnear = kSegmentTrim;
-  ray.tfar = 1.0f - kSegmentTrim;
-  ray.time = 0;
-  ray.mask = 0xFFFFFFFFu;
-  ray.id = 0;
-  ray.flags = 0;
+  RTCRay ray = MakeRay(from, to - from, kSegmentTrim, 1.0f - kSegmentTrim);
   rtcOccluded1(scene_, &context, &ray);
   return ray.tfar < 0;  // Embree sets tfar to -inf on a hit
 }

@@ -12,6 +12,7 @@
 
 #include "render/smooth_mesh.h"
 #include "util/error.h"
+#include "util/embree_util.h"
 #include "util/rng.h"
 
 namespace rad {
@@ -22,19 +23,13 @@ namespace {
 // factors when both use the same seed.
 constexpr uint32_t kRenderStream = 0x52454E44u;  // "REND"
 
-void EmbreeErrorCallback(void *, RTCError code, const char *message) {
-  RAD_FATAL("Embree error " + std::to_string(int(code)) + ": " + (message ? message : ""));
-}
-
 // One Embree quad per patch, in patch order, so that a hit's primID is the patch index. Coordinates are taken
 // relative to the camera (ray origin 0): single precision then resolves the scene as well as possible where
 // the camera looks, also for scenes far from the world origin.
 class PatchScene {
  public:
   PatchScene(const std::vector<Patch> &patches, Vec3 origin) {
-    device_ = rtcNewDevice(nullptr);
-    if (!device_) RAD_FATAL("rtcNewDevice failed (error " + std::to_string(int(rtcGetDeviceError(nullptr))) + ")");
-    rtcSetDeviceErrorFunction(device_, EmbreeErrorCallback, nullptr);
+    device_ = NewEmbreeDevice();
     scene_ = rtcNewScene(device_);
     // Robust mode: no rays slip through the shared edges of neighbouring patches (black speckles otherwise).
     rtcSetSceneFlags(scene_, RTC_SCENE_FLAG_ROBUST);
@@ -116,19 +111,8 @@ void TraceSample(const RenderInputs &in, const CameraRay &ray, double out[3]) {
   out[0] = out[1] = out[2] = 0;
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);
-  RTCRayHit rh;
-  rh.ray.org_x = rh.ray.org_y = rh.ray.org_z = 0;  // the scene is stored relative to the camera
-  rh.ray.dir_x = float(ray.direction.x);
-  rh.ray.dir_y = float(ray.direction.y);
-  rh.ray.dir_z = float(ray.direction.z);
-  rh.ray.tnear = 0;
-  rh.ray.tfar = std::numeric_limits<float>::infinity();
-  rh.ray.time = 0;
-  rh.ray.mask = 0xFFFFFFFFu;
-  rh.ray.id = 0;
-  rh.ray.flags = 0;
-  rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-  rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+  // The scene is stored relative to the camera: rays start at 0.
+  RTCRayHit rh = MakeRayHit(Vec3(0, 0, 0), ray.direction, 0, std::numeric_limits<float>::infinity());
   rtcIntersect1(in.scene, &context, &rh);
   if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return;
   const size_t patch = rh.hit.primID;
