@@ -2,6 +2,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
 
 #include <algorithm>
 #include <array>
@@ -26,10 +27,14 @@ const char *SolverMethodName(SolverMethod method) {
 
 namespace {
 
-// Rows per Gauss-Seidel block: the rows of a block are computed in parallel against the values at the start
-// of the block, then corrected in order for the block's own earlier rows. The result is exact rank-local
-// Gauss-Seidel for any block size; the size only trades synchronisation against the O(block^2) correction.
-constexpr size_t kGaussSeidelBlock = 128;
+// Rows per Gauss-Seidel block. Rank-local Gauss-Seidel needs, for row i, F_i . B_newest, where B_newest is the
+// sweep's starting iterate plus the changes delta already made to the rank's earlier rows in this sweep. So
+// each row is taken as F_i . B_start (which its residual needs anyway) plus F_i . delta. The rows of a block
+// compute both in parallel, the second only over the columns before the block (delta is zero beyond the rows
+// already done, so this is about half a row on average); then, in order, each row adds what the block's own
+// earlier rows changed. The result is exact rank-local Gauss-Seidel for any block size; the size only trades
+// synchronisation against the O(block^2) in-order correction.
+constexpr size_t kGaussSeidelBlock = 64;
 // Rows per task: the row kernels take rows in groups of 8.
 constexpr size_t kRowGrain = 8;
 
@@ -62,10 +67,11 @@ void DotRows(const LocalSystem &s, size_t first, size_t count, Channels x, doubl
   else RowsDot(s.f32 + offset, (long long)count, s.n, x, out);
 }
 
-void Dot2Rows(const LocalSystem &s, size_t first, size_t count, Channels x, Channels y, double *outX, double *outY) {
+void DotRowsAndPrefix(const LocalSystem &s, size_t first, size_t count, Channels x, Channels y, long long yColumns,
+                      double *outX, double *outY) {
   const size_t offset = first * size_t(s.n);
-  if (s.f64) RowsDot2(s.f64 + offset, (long long)count, s.n, x, y, outX, outY);
-  else RowsDot2(s.f32 + offset, (long long)count, s.n, x, y, outX, outY);
+  if (s.f64) RowsDotAndPrefix(s.f64 + offset, (long long)count, s.n, x, y, yColumns, outX, outY);
+  else RowsDotAndPrefix(s.f32 + offset, (long long)count, s.n, x, y, yColumns, outX, outY);
 }
 
 double Entry(RowOfF row, long long j) { return row.f64 ? row.f64[j] : double(row.f32[j]); }
@@ -73,14 +79,14 @@ double Entry(RowOfF row, long long j) { return row.f64 ? row.f64[j] : double(row
 // Gauss-Seidel within a block: what the block's first `done` rows (global indices `blockRows`) changed,
 // seen through this row of F.
 template <typename T>
-void CorrectForBlock(const T *row, const long long *blockRows, size_t done, const std::array<std::vector<double>, 3> &delta,
-                     double sum[3]) {
+void CorrectForBlock(const T *row, const long long *blockRows, size_t done, Channels delta, double sum[3]) {
   double r = 0, g = 0, b = 0;
   for (size_t q = 0; q < done; ++q) {
-    const double f = double(row[blockRows[q]]);
-    r += f * delta[0][q];
-    g += f * delta[1][q];
-    b += f * delta[2][q];
+    const size_t j = size_t(blockRows[q]);
+    const double f = double(row[j]);
+    r += f * delta.r[j];
+    g += f * delta.g[j];
+    b += f * delta.b[j];
   }
   sum[0] += r;
   sum[1] += g;
@@ -157,56 +163,101 @@ Exchange MakeExchange(MPI_Comm comm, const std::vector<long long> &rows) {
   return e;
 }
 
-// One sweep over this rank's rows. `start` is the iterate being measured (B^k); `x` receives the rank's new
-// values (Gauss-Seidel reads them back as it goes). Fills `packed` (3 per local row) and returns the rank's
-// max residual of `start`, relative to maxEmission.
-double Sweep(const LocalSystem &s, SolverMethod method, const ChannelVectors &start, ChannelVectors &x,
-             std::vector<double> &packed, double maxEmission) {
-  const size_t m = s.rows.size();
-  std::vector<double> residual(m, 0.0);
-  auto update = [&](size_t r, const double t[3], const double sum[3]) {
+// Sweeps over this rank's rows. Each fills `packed` with the rank's new values (3 per local row) and returns
+// the rank's max residual relative to maxEmission.
+struct SweepContext {
+  const LocalSystem &s;
+  std::vector<double> &packed;
+  double maxEmission;
+  std::vector<double> residual;  // per local row
+
+  // Row r's new values from its sum F_r . B, and the residual |E + rho t - old| of the values `old`, where t is
+  // the product of row r with the vector whose residual is measured.
+  void Update(size_t r, const double t[3], const double sum[3], Channels old) {
     const size_t i = size_t(s.rows[r]);
+    const double *oldValues[3] = {old.r, old.g, old.b};
     double worst = 0;
     for (int c = 0; c < 3; ++c) {
       const double e = s.emission[3 * i + size_t(c)], rho = s.reflectance[3 * i + size_t(c)];
-      worst = std::max(worst, std::fabs(e + rho * t[c] - start.c[c][i]));
+      worst = std::max(worst, std::fabs(e + rho * t[c] - oldValues[c][i]));
       packed[3 * r + size_t(c)] = e + rho * sum[c];
     }
     residual[r] = worst / maxEmission;
-  };
-  if (method == SolverMethod::kJacobi) {
-    std::vector<double> ts(3 * m);
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, m, kRowGrain), [&](const tbb::blocked_range<size_t> &range) {
-      DotRows(s, range.begin(), range.size(), start.View(), &ts[3 * range.begin()]);
-      for (size_t r = range.begin(); r != range.end(); ++r) update(r, &ts[3 * r], &ts[3 * r]);
-    });
-  } else {
-    std::vector<double> sums(3 * kGaussSeidelBlock), ts(3 * kGaussSeidelBlock);
-    std::array<std::vector<double>, 3> delta;  // change of the block's rows so far, per channel
-    for (auto &d : delta) d.assign(kGaussSeidelBlock, 0.0);
-    for (size_t begin = 0; begin < m; begin += kGaussSeidelBlock) {
-      const size_t end = std::min(m, begin + kGaussSeidelBlock);
-      // In parallel: each row against B^k (for its residual) and against the newest values so far.
-      tbb::parallel_for(tbb::blocked_range<size_t>(begin, end, kRowGrain), [&](const tbb::blocked_range<size_t> &range) {
-        const size_t k = range.begin() - begin;
-        Dot2Rows(s, range.begin(), range.size(), start.View(), x.View(), &ts[3 * k], &sums[3 * k]);
-      });
-      // In order: add what the block's earlier rows changed, then publish the row's new value.
-      for (size_t r = begin; r < end; ++r) {
-        double *sum = &sums[3 * (r - begin)];
-        if (s.f64) CorrectForBlock(s.f64 + r * size_t(s.n), &s.rows[begin], r - begin, delta, sum);
-        else CorrectForBlock(s.f32 + r * size_t(s.n), &s.rows[begin], r - begin, delta, sum);
-        update(r, &ts[3 * (r - begin)], sum);
-        const size_t i = size_t(s.rows[r]);
-        for (int c = 0; c < 3; ++c) delta[c][r - begin] = packed[3 * r + size_t(c)] - start.c[c][i];
-      }
-      for (size_t r = begin; r < end; ++r)
-        for (int c = 0; c < 3; ++c) x.c[c][size_t(s.rows[r])] = packed[3 * r + size_t(c)];
+  }
+  double Worst() const {
+    double worst = 0;
+    for (double v : residual) worst = std::max(worst, std::isnan(v) ? HUGE_VAL : v);
+    return worst;
+  }
+  // In order over the block's rows: adds to each row's sum what the block's earlier rows changed (delta, at
+  // their global indices), makes the row's new values, and records its own change in delta.
+  void FinishBlock(size_t begin, size_t end, double *ts, double *sums, ChannelVectors &delta, Channels old) {
+    for (size_t r = begin; r < end; ++r) {
+      double *t = &ts[3 * (r - begin)], *sum = &sums[3 * (r - begin)];
+      if (s.f64) CorrectForBlock(s.f64 + r * size_t(s.n), &s.rows[begin], r - begin, delta.View(), sum);
+      else CorrectForBlock(s.f32 + r * size_t(s.n), &s.rows[begin], r - begin, delta.View(), sum);
+      if (t != sum)
+        for (int c = 0; c < 3; ++c) sum[c] += t[c];
+      Update(r, t, sum, old);
+      const size_t i = size_t(s.rows[r]);
+      const double *oldValues[3] = {old.r, old.g, old.b};
+      for (int c = 0; c < 3; ++c) delta.c[c][i] = packed[3 * r + size_t(c)] - oldValues[c][i];
     }
   }
-  double worst = 0;
-  for (double v : residual) worst = std::max(worst, std::isnan(v) ? HUGE_VAL : v);
-  return worst;
+};
+
+// Jacobi: every row from B^k (`start`); the residual is that of B^k.
+double JacobiSweep(SweepContext &ctx, const ChannelVectors &start) {
+  const size_t m = ctx.s.rows.size();
+  std::vector<double> ts(3 * m);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, m, kRowGrain), [&](const tbb::blocked_range<size_t> &range) {
+    DotRows(ctx.s, range.begin(), range.size(), start.View(), &ts[3 * range.begin()]);
+    for (size_t r = range.begin(); r != range.end(); ++r) ctx.Update(r, &ts[3 * r], &ts[3 * r], start.View());
+  });
+  return ctx.Worst();
+}
+
+// Gauss-Seidel, one pass over F: each row uses the newest values in `x`, which it updates in place. The
+// residual is each row's own at its update, max|E + rho F_r . x - x_r| over the values x held just then (the
+// usual Gauss-Seidel residual: it measures how far each row was from its equation, not the residual of one
+// iterate), so it steers the iteration but does not decide convergence.
+double GaussSeidelSweep(SweepContext &ctx, ChannelVectors &x) {
+  const LocalSystem &s = ctx.s;
+  const size_t m = s.rows.size();
+  std::vector<double> sums(3 * kGaussSeidelBlock);
+  ChannelVectors delta(size_t(s.n));  // the block's changes so far, at their global indices
+  for (size_t begin = 0; begin < m; begin += kGaussSeidelBlock) {
+    const size_t end = std::min(m, begin + kGaussSeidelBlock);
+    tbb::parallel_for(tbb::blocked_range<size_t>(begin, end, kRowGrain), [&](const tbb::blocked_range<size_t> &range) {
+      DotRows(s, range.begin(), range.size(), x.View(), &sums[3 * (range.begin() - begin)]);
+    }, tbb::static_partitioner());
+    ctx.FinishBlock(begin, end, sums.data(), sums.data(), delta, x.View());
+    for (size_t r = begin; r < end; ++r)
+      for (int c = 0; c < 3; ++c) x.c[c][size_t(s.rows[r])] = ctx.packed[3 * r + size_t(c)];
+  }
+  return ctx.Worst();
+}
+
+// Gauss-Seidel that also measures the residual of B^k (`start`), in the same pass over F: row r's newest
+// product is F_r . B^k (which the residual needs) plus F_r . delta, delta being the changes already made this
+// sweep, which are non-zero only at the rank's rows done so far, so only the columns before the block are
+// read against it (about half a row on average). The result is the same Gauss-Seidel step.
+double MeasuredGaussSeidelSweep(SweepContext &ctx, const ChannelVectors &start) {
+  const LocalSystem &s = ctx.s;
+  const size_t m = s.rows.size();
+  std::vector<double> sums(3 * kGaussSeidelBlock), ts(3 * kGaussSeidelBlock);
+  ChannelVectors delta(size_t(s.n));  // B_newest - B^k
+  for (size_t begin = 0; begin < m; begin += kGaussSeidelBlock) {
+    const size_t end = std::min(m, begin + kGaussSeidelBlock);
+    // Rows are in increasing order, so every row done before this block has a column below `done`.
+    const long long done = begin == 0 ? 0 : s.rows[begin - 1] + 1;
+    tbb::parallel_for(tbb::blocked_range<size_t>(begin, end, kRowGrain), [&](const tbb::blocked_range<size_t> &range) {
+      const size_t k = range.begin() - begin;
+      DotRowsAndPrefix(s, range.begin(), range.size(), start.View(), delta.View(), done, &ts[3 * k], &sums[3 * k]);
+    }, tbb::static_partitioner());
+    ctx.FinishBlock(begin, end, ts.data(), sums.data(), delta, start.View());
+  }
+  return ctx.Worst();
 }
 
 std::vector<double> Interleave(const ChannelVectors &v, size_t n) {
@@ -247,12 +298,19 @@ SolverResult SolveRadiosity(MPI_Comm comm, const LocalSystem &s, const SolverOpt
     for (int c = 0; c < 3; ++c) x.c[c][i] = s.emission[3 * i + size_t(c)];
   std::vector<double> packed(3 * s.rows.size()), gathered(3 * exchange.allRows.size());
 
+  // Gauss-Seidel sweeps measure only their own rows' residuals; once those fall below the tolerance (or the
+  // iteration budget is nearly spent), the sweeps also measure the residual of the iterate they start from.
+  bool measure = options.method == SolverMethod::kJacobi || options.maxIterations == 0;
   for (int k = 0;; ++k) {  // iterate B^k is in x at the top of the loop
     start = x;
+    const bool measured = measure;
     double localResidual, residual = 0;
     {
       ScopedPhase phase(timers, "solve sweeps");
-      localResidual = Sweep(s, options.method, start, x, packed, maxEmission);
+      SweepContext ctx{s, packed, maxEmission, std::vector<double>(s.rows.size(), 0.0)};
+      if (options.method == SolverMethod::kJacobi) localResidual = JacobiSweep(ctx, start);
+      else if (measured) localResidual = MeasuredGaussSeidelSweep(ctx, start);
+      else localResidual = GaussSeidelSweep(ctx, x);
     }
     ++result.sweeps;
     {
@@ -262,12 +320,14 @@ SolverResult SolveRadiosity(MPI_Comm comm, const LocalSystem &s, const SolverOpt
     if (k == 0) result.initialResidual = residual;
     else result.residuals.push_back(residual);
     if (rank == 0 && options.printProgress)
-      std::fprintf(stderr, "radiosity: solve: iteration %d: relative residual %.3e\n", k, residual);
+      std::fprintf(stderr, "radiosity: solve: iteration %d: relative residual %.3e%s\n", k, residual,
+                   measured ? "" : " (Gauss-Seidel: each row at its update)");
 
-    const bool converged = residual < options.tolerance;
+    const bool converged = measured && residual < options.tolerance;
+    measure = measure || residual < options.tolerance || k + 1 >= options.maxIterations;
     const bool diverged = !std::isfinite(residual) ||
                           (k > 0 && residual > kDivergenceGrowth * std::max(result.initialResidual, options.tolerance));
-    if (converged || diverged || k == options.maxIterations) {
+    if (converged || diverged || (measured && k >= options.maxIterations)) {
       result.iterations = k;
       result.finalResidual = residual;
       result.radiance = Interleave(start, n);

@@ -6,7 +6,10 @@
 //    rank's earlier rows (exact rank-local Gauss-Seidel, whatever the number of threads); between ranks the
 //    update is Jacobi.
 // Convergence is judged on the relative residual max|E - (I - rho F) B| / max|E| of an iterate, computed in the
-// same pass over F as the next sweep (F is read once per iteration).
+// same pass over F as the next sweep (F is read once per iteration). Jacobi measures it every sweep. Gauss-Seidel
+// sweeps first measure each row's residual at its update (max|E_i + rho_i F_i . B_newest - B_i|: one product
+// per row); once that falls below the tolerance, sweeps also measure the residual of the iterate they start
+// from (a second product over the columns already updated, about half a row), and only that one stops the solve.
 #pragma once
 
 #include <mpi.h>
@@ -44,11 +47,13 @@ enum class SolverStatus { kConverged, kMaxIterations, kDiverged };
 
 struct SolverResult {
   std::vector<double> radiance;   // B, 3 per patch ([n][3]), identical on every rank
-  std::vector<double> residuals;  // relative residual of iterate 1, 2, ..., iterations
-  double initialResidual = 0;     // of the starting guess B = E
+  // One per sweep after the first: Jacobi, the relative residual of iterate 1, 2, ..., iterations; Gauss-Seidel,
+  // the rows' residuals at their update until they fall below the tolerance, then that of the iterate.
+  std::vector<double> residuals;
+  double initialResidual = 0;     // of the first sweep (Jacobi: of the starting guess B = E)
   double finalResidual = 0;       // of the returned B
   int iterations = 0;             // of the returned B
-  int sweeps = 0;                 // passes over F (iterations + 1: the last one measures the residual)
+  int sweeps = 0;                 // passes over F (iterations + 1: the last one measures the returned B)
   SolverStatus status = SolverStatus::kConverged;
   // max over rows and channels of rho_i * sum_j F_ij: below 1, both methods converge (and contract in max norm).
   double contractionBound = 0;
