@@ -2,15 +2,10 @@
 
 #include <string>
 
+#include "cuda_check.h"
 #include "device_info.h"
 #include "unoccluded_batch.h"
 #include "util/error.h"
-
-#define RAD_CUDA(call)                                                                         \
-  do {                                                                                         \
-    const cudaError_t _e = (call);                                                             \
-    if (_e != cudaSuccess) RAD_FATAL(std::string(#call) + ": " + cudaGetErrorString(_e));      \
-  } while (0)
 
 namespace rad {
 
@@ -39,7 +34,7 @@ bool UnoccludedBatchOnDevice(const std::vector<DevicePair> &pairs, const Quadrat
   const int block = 128;
   if (count > 0) {
     UnoccludedKernel<<<(count + block - 1) / block, block>>>(dPairs, count, settings, dOut);
-    RAD_CUDA(cudaGetLastError());
+    RAD_CUDA_LAUNCH();
   }
   out.resize(size_t(count));
   RAD_CUDA(cudaMemcpy(out.data(), dOut, sizeof(double) * size_t(count), cudaMemcpyDeviceToHost));

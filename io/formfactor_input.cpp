@@ -8,7 +8,10 @@
 #include <fstream>
 #include <type_traits>
 
+#include "csr_hdf5.h"
 #include "hdf5_util.h"
+#include "matrix_market.h"
+#include "petsc_binary.h"
 #include "radiosity_file.h"
 #include "radiosity_file_reader.h"
 #include "raw_matrix.h"
@@ -22,6 +25,23 @@ bool IsHdf5File(const std::string &path) {
   char head[8] = {};
   std::ifstream in(path, std::ios::binary);
   return in.read(head, 8) && std::memcmp(head, kSignature, 8) == 0;
+}
+
+MatrixFileFormat DetectMatrixFileFormat(const std::string &path) {
+  if (IsHdf5File(path)) return MatrixFileFormat::kHdf5;
+  if (IsMatrixMarketFile(path)) return MatrixFileFormat::kMatrixMarket;
+  if (IsPetscMatrixFile(path)) return MatrixFileFormat::kPetsc;
+  return MatrixFileFormat::kRaw;
+}
+
+const char *MatrixFileFormatName(MatrixFileFormat format) {
+  switch (format) {
+    case MatrixFileFormat::kHdf5: return "HDF5";
+    case MatrixFileFormat::kMatrixMarket: return "MatrixMarket";
+    case MatrixFileFormat::kPetsc: return "PETSc binary";
+    case MatrixFileFormat::kRaw: return "raw";
+  }
+  return "?";
 }
 
 void BroadcastPatches(MPI_Comm comm, std::vector<Patch> &patches) {
@@ -64,13 +84,21 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   FormFactorInput in;
-  int storedAsFloat = 0;
+  int storedAsFloat = 0, sparse = 0;
+  CsrLayout csr;
   OnRankZero(comm, [&] {
     RadiosityFileReader file(path);
     if (!file.Complete()) throw InputError(path + ": incomplete file (complete != 1): the writer did not finish");
-    if (!file.Has("/formfactors/F")) throw InputError(path + ": no /formfactors/F dataset (not a form-factor file)");
+    sparse = !file.Has("/formfactors/F") && file.Has("/formfactors/indptr");
+    if (!file.Has("/formfactors/F") && !sparse)
+      throw InputError(path + ": neither /formfactors/F (dense) nor /formfactors/indptr (CSR): not a form-factor file");
     in.patches = file.ReadPatches();
     in.scene = file.RootString("input");
+    if (sparse) {
+      csr = InspectCsr(file.File(), path, (long long)in.patches.size());
+      storedAsFloat = csr.dataIsFloat ? 1 : 0;
+      return;
+    }
     if (in.scene.empty()) {
       for (const auto &[k, v] : file.DatasetAttributes("/formfactors/F"))
         if (k == "input") in.scene = v;
@@ -89,7 +117,10 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
     storedAsFloat = H5Tget_size(type) <= 4 ? 1 : 0;
   });
   BroadcastPatches(comm, in.patches);
-  RAD_MPI(MPI_Bcast(&storedAsFloat, 1, MPI_INT, 0, comm));
+  int flags[2] = {storedAsFloat, sparse};
+  RAD_MPI(MPI_Bcast(flags, 2, MPI_INT, 0, comm));
+  storedAsFloat = flags[0];
+  sparse = flags[1];
   BroadcastString(comm, in.scene);
 
   const long long n = in.PatchCount();
@@ -97,6 +128,15 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
   H5Handle fapl(RAD_H5(H5Pcreate(H5P_FILE_ACCESS)));
   RAD_H5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
   H5Handle file(RAD_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl)));
+  if (sparse) {
+    in.layout = "HDF5 CSR";
+    csr.dataIsFloat = storedAsFloat != 0;
+    csr.indptr.resize(size_t(n) + 1);
+    RAD_MPI(MPI_Bcast(csr.indptr.data(), int(csr.indptr.size()), MPI_LONG_LONG, 0, comm));
+    ReadCsrRows(comm, file, path, csr, n, in.rows, in.f64, in.f32);
+    return in;
+  }
+  in.layout = "HDF5 dense";
   H5Handle dset(RAD_H5(H5Dopen2(file, "/formfactors/F", H5P_DEFAULT)));
   // Read in the stored precision, so that HDF5 converts nothing (conversion would break collective I/O).
   if (storedAsFloat) ReadRows(comm, dset, n, in.rows, in.f32);
@@ -129,6 +169,33 @@ FormFactorInput ReadFormFactorsRaw(MPI_Comm comm, const std::string &path, std::
   });
   in.rows = OwnedRows(n, rank, size, distribution);
   in.f64 = ReadRawMatrixRows(comm, path, n, in.rows);
+  in.layout = "raw";
+  return in;
+}
+
+FormFactorInput ReadFormFactorsMatrixMarket(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,
+                                            Distribution distribution) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  FormFactorInput in;
+  in.patches = std::move(patches);
+  in.rows = OwnedRows(in.PatchCount(), rank, size, distribution);
+  in.f64 = ReadMatrixMarketRows(comm, path, in.PatchCount(), in.rows);
+  in.layout = "MatrixMarket";
+  return in;
+}
+
+FormFactorInput ReadFormFactorsPetsc(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,
+                                     Distribution distribution) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  FormFactorInput in;
+  in.patches = std::move(patches);
+  in.rows = OwnedRows(in.PatchCount(), rank, size, distribution);
+  in.f64 = ReadPetscBinaryRows(comm, path, in.PatchCount(), in.rows);
+  in.layout = "PETSc binary";
   return in;
 }
 

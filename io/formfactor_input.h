@@ -1,6 +1,8 @@
-// The patches and this rank's rows of F, read back from the files `formfactors` writes: the HDF5 file
-// (parallel HDF5, one collective strided hyperslab read per row block) or the raw matrix (MPI I/O, with the
-// patches made again from the scene). Rank 0 validates the file first, so a bad file fails on every rank alike.
+// The patches and this rank's rows of F, read back from the files `formfactors` and `export` write: the HDF5
+// file with dense /formfactors/F (parallel HDF5, one collective strided hyperslab read per row block) or CSR
+// /formfactors/indptr, indices, data; or, with the patches made again from the scene, the raw matrix (MPI I/O),
+// a MatrixMarket file or a PETSc binary matrix. Rank 0 validates the file first, so a bad file fails on every
+// rank alike. Sparse files are expanded into the rank's dense rows (the solver works on dense rows).
 #pragma once
 
 #include <mpi.h>
@@ -19,11 +21,18 @@ struct FormFactorInput {
   std::vector<double> f64;      // rows.size() x n, filled when F is stored as float64 (and for raw files)
   std::vector<float> f32;       // filled instead when F is stored as float32 (half the memory traffic)
   std::string scene;            // the input scene recorded in the file, if any
+  std::string layout;           // how F was stored, for messages ("HDF5 dense", "HDF5 CSR", "MatrixMarket", ...)
   long long PatchCount() const { return (long long)patches.size(); }
 };
 
 // True if `path` starts with the HDF5 signature (otherwise it is taken for a raw matrix file).
 bool IsHdf5File(const std::string &path);
+
+// A form-factor file's format, from its first bytes: the HDF5 signature, "%%MatrixMarket", PETSc's big-endian
+// MAT_FILE_CLASSID; anything else is taken for a raw matrix (whose size is then checked).
+enum class MatrixFileFormat { kHdf5, kMatrixMarket, kPetsc, kRaw };
+MatrixFileFormat DetectMatrixFileFormat(const std::string &path);
+const char *MatrixFileFormatName(MatrixFileFormat format);
 
 // Collective.
 FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution);
@@ -31,6 +40,10 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
 // Collective. `patches` (made from the scene, identical on every rank) must match the file's N.
 FormFactorInput ReadFormFactorsRaw(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,
                                    Distribution distribution);
+FormFactorInput ReadFormFactorsMatrixMarket(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,
+                                            Distribution distribution);
+FormFactorInput ReadFormFactorsPetsc(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,
+                                     Distribution distribution);
 
 // Collective: rank 0's patches (and the length of the vector) to every rank.
 void BroadcastPatches(MPI_Comm comm, std::vector<Patch> &patches);

@@ -50,6 +50,9 @@ class RadiosityFileWriter {
   // Collective: writes `complete` = 1, closes, renames into place.
   void Commit();
 
+  // The open file, for writers of further groups (e.g. the CSR form factors of `export`).
+  hid_t File() const { return file_; }
+
  private:
   MPI_Comm comm_;
   std::string path_, partialPath_;

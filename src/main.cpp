@@ -23,6 +23,8 @@ int main(int argc, char **argv) {
         {"render", rad::AddRenderCommand(app)},
         {"run", rad::AddRunCommand(app)},
         {"info", rad::AddInfoCommand(app)},
+        {"compare", rad::AddCompareCommand(app)},
+        {"export", rad::AddExportCommand(app)},
     };
     // --version works without a subcommand.
     app.preparse_callback([&](size_t) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "dense_solve.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
@@ -46,34 +47,8 @@ System FormFactorsOf(const std::string &sceneFile, int subdiv) {
   return s;
 }
 
-// Solves (I - rho F) B = E for one channel by Gaussian elimination with partial pivoting.
 std::vector<double> DirectSolve(const System &s, int channel) {
-  const size_t n = s.patches.size();
-  std::vector<double> a(n * n), b(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double rho = s.patches[i].reflectance[channel];
-    for (size_t j = 0; j < n; ++j) a[i * n + j] = (i == j ? 1.0 : 0.0) - rho * s.f[i * n + j];
-    b[i] = s.patches[i].emission[channel];
-  }
-  for (size_t k = 0; k < n; ++k) {
-    size_t pivot = k;
-    for (size_t i = k + 1; i < n; ++i)
-      if (std::fabs(a[i * n + k]) > std::fabs(a[pivot * n + k])) pivot = i;
-    for (size_t j = 0; j < n; ++j) std::swap(a[k * n + j], a[pivot * n + j]);
-    std::swap(b[k], b[pivot]);
-    for (size_t i = k + 1; i < n; ++i) {
-      const double factor = a[i * n + k] / a[k * n + k];
-      for (size_t j = k; j < n; ++j) a[i * n + j] -= factor * a[k * n + j];
-      b[i] -= factor * b[k];
-    }
-  }
-  std::vector<double> x(n);
-  for (size_t k = n; k-- > 0;) {
-    double v = b[k];
-    for (size_t j = k + 1; j < n; ++j) v -= a[k * n + j] * x[j];
-    x[k] = v / a[k * n + k];
-  }
-  return x;
+  return test::DenseSolve(s.local.n, s.f, s.local.reflectance, s.local.emission, channel);
 }
 
 SolverResult Solve(const LocalSystem &system, SolverMethod method, double tolerance, int maxIterations = 1000) {

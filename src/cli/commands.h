@@ -17,6 +17,8 @@ CommandRunner AddSolveCommand(CLI::App &app);
 CommandRunner AddRenderCommand(CLI::App &app);
 CommandRunner AddRunCommand(CLI::App &app);
 CommandRunner AddInfoCommand(CLI::App &app);
+CommandRunner AddCompareCommand(CLI::App &app);
+CommandRunner AddExportCommand(CLI::App &app);
 
 // Shared helpers for commands.
 int WorldRank();

@@ -7,9 +7,15 @@
 #include <limits>
 
 #include "cli/commands.h"
+#include "accel/bvh_builder.h"
 #include "formfactor/embree_scene.h"
 #include "raw_matrix.h"
 #include "util/error.h"
+
+#ifdef RAD_HAVE_CUDA
+#include "device_select.h"
+#include "gpu_form_factors.h"
+#endif
 
 namespace rad {
 
@@ -32,6 +38,7 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
   cmd.add_option("--threads", o.threads, "Threads per rank (default: the node's cores divided among its ranks)")
       ->check(CLI::Range(0, 4096));
   cmd.add_flag("--quiet", o.quiet, "No progress lines");
+  AddBackendOption(cmd, o.backend);
 }
 
 FormFactorJob::FormFactorJob(FormFactorJobOptions options) : o_(std::move(options)) {
@@ -47,6 +54,7 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options) : o_(std::move(option
 void FormFactorJob::Run() {
   tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads_));
   const int rank = WorldRank(), size = WorldSize();
+  backend_ = ResolveBackend(MPI_COMM_WORLD, o_.backend);
   {
     ScopedPhase phase(timers_, "scene load");
     scene_ = LoadScene(o_.input);  // every rank reads it; a bad file fails on every rank alike
@@ -61,18 +69,35 @@ void FormFactorJob::Run() {
     std::fprintf(stderr, "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %.1f MiB of F per rank\n",
                  o_.input.c_str(), scene_.faces.size(), patchCount, size, threads_, bytes / (1 << 20));
 
-  std::unique_ptr<EmbreeScene> embree;
-  {
-    ScopedPhase phase(timers_, "acceleration");
-    geometry_ = BuildFormFactorGeometry(scene_, o_.subdiv);
-    embree = std::make_unique<EmbreeScene>(scene_);
-  }
+  AnnounceBackend(MPI_COMM_WORLD, o_.backend, backend_, o_.quiet);
   FormFactorOptions ff;
   ff.shadowRays = o_.shadowRays;
   ff.seed = o_.seed;
   ff.quadrature.relativeTolerance = o_.tolerance;
   ff.normalizeRows = o_.normalizeRows;
-  ComputeRowsCpu(geometry_, *embree, rows_, ff, local_, timers_, counters_, rank == 0 && !o_.quiet);
+  if (backend_ == Backend::kGpu) {
+#ifdef RAD_HAVE_CUDA
+    FlatBvh bvh;
+    {
+      ScopedPhase phase(timers_, "acceleration");
+      geometry_ = BuildFormFactorGeometry(scene_, o_.subdiv);
+      bvh = BuildBvh(SceneTriangles(scene_));
+    }
+    {
+      ScopedPhase phase(timers_, "device memory");
+      SelectCudaDevice(MPI_COMM_WORLD);
+    }
+    ComputeRowsGpu(geometry_, bvh, rows_, ff, local_, timers_, counters_, rank == 0 && !o_.quiet);
+#endif
+  } else {
+    std::unique_ptr<EmbreeScene> embree;
+    {
+      ScopedPhase phase(timers_, "acceleration");
+      geometry_ = BuildFormFactorGeometry(scene_, o_.subdiv);
+      embree = std::make_unique<EmbreeScene>(scene_);
+    }
+    ComputeRowsCpu(geometry_, *embree, rows_, ff, local_, timers_, counters_, rank == 0 && !o_.quiet);
+  }
 
   // Closure: each row's sum, reduced over ranks (sums are per row and sequential: thread-count independent).
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0;
@@ -94,8 +119,9 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   Attributes a;
   a.strings["method"] =
       "unoccluded: contour integral (point-to-polygon) by adaptive Radon-7 cubature over the emitter; "
-      "occlusion: shaft culling, then kernel-weighted stratified shadow rays (Embree)";
-  a.strings["backend"] = "cpu";
+      "occlusion: shaft culling, then kernel-weighted stratified shadow rays (Embree on the CPU, the "
+      "project's BVH on the GPU)";
+  a.strings["backend"] = BackendName(backend_);
   a.strings["input"] = o_.input;
   a.strings["distribution"] = DistributionName(distribution_);
   a.strings["precision"] = o_.precision;
@@ -142,6 +168,7 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   extra.push_back({"row sum min/mean/max", buf});
   extra.push_back({"patches", std::to_string(PatchCount())});
   extra.push_back({"threads per rank", std::to_string(threads_)});
+  extra.push_back({"backend", BackendName(backend_)});
   extra.push_back({"input", o_.input});
   timers_.Report(MPI_COMM_WORLD, title, "total", o_.timings, extra);
 }

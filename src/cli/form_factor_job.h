@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/backend_option.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/distribution.h"
 #include "formfactor/geometry.h"
@@ -28,6 +29,7 @@ struct FormFactorJobOptions {
   bool normalizeRows = false;
   int threads = 0;
   bool quiet = false;
+  std::string backend = "auto";
   // Outputs (empty = not written).
   std::string output, raw, timings;
 };
@@ -54,6 +56,7 @@ class FormFactorJob {
   const FormFactorGeometry &Geometry() const { return geometry_; }
   const FormFactorJobOptions &Options() const { return o_; }
   int Threads() const { return threads_; }
+  Backend UsedBackend() const { return backend_; }
   long long PatchCount() const { return (long long)geometry_.patches.size(); }
   PhaseTimers &Timers() { return timers_; }
   ClosureStats Closure() const { return closure_; }
@@ -71,6 +74,7 @@ class FormFactorJob {
   PhaseTimers timers_;
   double start_ = 0;
   int threads_ = 1;
+  Backend backend_ = Backend::kCpu;
   std::string threadNote_;
 };
 

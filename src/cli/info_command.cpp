@@ -68,6 +68,16 @@ void PrintFormFactorSummary(const RadiosityFileReader &file) {
   }
 }
 
+// A CSR matrix of `export --format csr`: its size and what the export recorded.
+void PrintCsrSummary(const RadiosityFileReader &file) {
+  const long long n = file.PatchCount();
+  const std::vector<double> indptr = file.ReadDoubles("/formfactors/indptr");
+  const long long nnz = indptr.empty() ? 0 : (long long)indptr.back();
+  std::printf("formfactors (CSR): %lld x %lld, %lld nonzeros (%.3g %%)\n", n, n, nnz,
+              n > 0 ? 100.0 * double(nnz) / (double(n) * double(n)) : 0.0);
+  for (const auto &[k, v] : file.DatasetAttributes("/formfactors")) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+}
+
 }  // namespace
 
 CommandRunner AddInfoCommand(CLI::App &app) {
@@ -83,6 +93,7 @@ CommandRunner AddInfoCommand(CLI::App &app) {
     std::printf("complete: %s\n", file.Complete() ? "yes" : "NO (the writer did not finish)");
     if (file.Has("/patches/area")) std::printf("patches: %lld\n", file.PatchCount());
     if (file.Has("/formfactors/F")) PrintFormFactorSummary(file);
+    else if (file.Has("/formfactors/indptr")) PrintCsrSummary(file);
     if (file.Has("/radiosity/B")) std::printf("radiosity/B: present\n");
     return file.Complete() ? 0 : 1;
   };

@@ -20,12 +20,14 @@ struct RenderCommandOptions {
   std::string radiosity, timings;
   int threads = 0;
   bool quiet = false;
+  std::string backend = "auto";
   RenderStepOptions step;
 };
 
-int RunRenderCommand(const RenderCommandOptions &o) {
+int RunRenderCommand(RenderCommandOptions o) {
   const double start = Now();
   PhaseTimers timers;
+  o.step.backend = ResolveBackend(MPI_COMM_WORLD, o.backend);
   CheckRenderOutputs(o.step);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
   const int threads = DefaultThreadsPerRank(o.threads);
@@ -52,6 +54,7 @@ int RunRenderCommand(const RenderCommandOptions &o) {
     RAD_MPI(MPI_Bcast(radiance.data(), int(radiance.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD));
     BroadcastString(MPI_COMM_WORLD, scene);
   }
+  AnnounceBackend(MPI_COMM_WORLD, o.backend, o.step.backend, o.quiet);
   RenderStep(o.step, patches, radiance, scene, timers, o.quiet);
   timers.Add("total", Now() - start);
   if (!o.quiet || !o.timings.empty())
@@ -75,6 +78,7 @@ CommandRunner AddRenderCommand(CLI::App &app) {
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
+  AddBackendOption(*cmd, o->backend);
   return [o]() { return RunRenderCommand(*o); };
 }
 

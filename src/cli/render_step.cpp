@@ -1,5 +1,9 @@
 #include "cli/render_step.h"
 
+#ifdef RAD_HAVE_CUDA
+#include "gpu_renderer.h"
+#endif
+
 #include <cstdio>
 #include <filesystem>
 
@@ -83,7 +87,12 @@ void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, c
   Image image;
   {
     ScopedPhase phase(timers, "render");
+#ifdef RAD_HAVE_CUDA
+    image = o.backend == Backend::kGpu ? RenderRadiosityGpu(MPI_COMM_WORLD, patches, radiance, camera, options)
+                                       : RenderRadiosity(MPI_COMM_WORLD, patches, radiance, camera, options);
+#else
     image = RenderRadiosity(MPI_COMM_WORLD, patches, radiance, camera, options);
+#endif
   }
   ScopedPhase phase(timers, "image I/O");
   OnRankZero(MPI_COMM_WORLD, [&] {

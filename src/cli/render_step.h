@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/backend_option.h"
 #include "render/camera.h"
 #include "scene/patch.h"
 #include "util/timers.h"
@@ -23,6 +24,7 @@ struct RenderStepOptions {
   double exposure = 0;
   unsigned long long seed = 1;
   std::string png, exr, ply;              // outputs; empty = not written
+  Backend backend = Backend::kCpu;        // resolved by the command (--backend)
 };
 
 void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o);

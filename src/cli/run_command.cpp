@@ -61,6 +61,7 @@ void WriteSummary(const std::string &path, const FormFactorJob &job, const Solve
 }
 
 int Run(RunOptions o) {
+  ResolveBackend(MPI_COMM_WORLD, o.formFactors.backend);  // a missing GPU fails before anything is created
   MakeOutputDir(o.outputDir);
   o.formFactors.timings = In(o.outputDir, "timings.json");
   o.render.png = In(o.outputDir, "image.png");
@@ -71,6 +72,7 @@ int Run(RunOptions o) {
 
   FormFactorJob job(o.formFactors);
   job.Run();
+  o.solve.backend = o.render.backend = job.UsedBackend();  // --backend: one choice for the whole job
   tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(job.Threads()));
   const std::vector<Patch> &patches = job.Geometry().patches;
 

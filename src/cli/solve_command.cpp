@@ -2,14 +2,11 @@
 #include <tbb/global_control.h>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/formfactor_source.h"
 #include "cli/solve_step.h"
-#include "formfactor_input.h"
-#include "scene/scene.h"
-#include "util/agree.h"
 #include "util/error.h"
 
 namespace rad {
@@ -20,12 +17,14 @@ struct SolveCommandOptions {
   std::string formfactors, input, output, timings, distribution = "cyclic";
   int subdiv = 0, threads = 0;
   bool quiet = false;
+  std::string backend = "auto";
   SolveStepOptions step;
 };
 
-int RunSolveCommand(const SolveCommandOptions &o) {
+int RunSolveCommand(SolveCommandOptions o) {
   const double start = Now();
   PhaseTimers timers;
+  o.step.backend = ResolveBackend(MPI_COMM_WORLD, o.backend);
   CheckOutputPath("--output", o.output);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
   std::string threadNote;
@@ -36,23 +35,13 @@ int RunSolveCommand(const SolveCommandOptions &o) {
   FormFactorInput in;
   {
     ScopedPhase phase(timers, "input I/O");
-    OnRankZero(MPI_COMM_WORLD, [&] {
-      if (!std::ifstream(o.formfactors).good()) throw InputError(o.formfactors + ": cannot open (missing or unreadable)");
-    });
-    if (IsHdf5File(o.formfactors)) {
-      in = ReadFormFactorsHdf5(MPI_COMM_WORLD, o.formfactors, distribution);
-    } else {
-      if (o.input.empty())
-        throw InputError(o.formfactors + ": not HDF5, so read as a raw matrix, which needs --input (and --subdiv) "
-                         "for the patches");
-      const Scene scene = LoadScene(o.input);
-      in = ReadFormFactorsRaw(MPI_COMM_WORLD, o.formfactors, MakePatches(scene, o.subdiv), distribution);
-      in.scene = o.input;
-    }
+    in = ReadFormFactorFile(o.formfactors, o.input, o.subdiv, distribution);
   }
   if (WorldRank() == 0 && !o.quiet)
-    std::fprintf(stderr, "radiosity: %s: %lld patches, F stored as %s, %d rank(s) x %d thread(s)\n",
-                 o.formfactors.c_str(), in.PatchCount(), in.f32.empty() ? "float64" : "float32", WorldSize(), threads);
+    std::fprintf(stderr, "radiosity: %s (%s): %lld patches, F as %s, %d rank(s) x %d thread(s)\n",
+                 o.formfactors.c_str(), in.layout.c_str(), in.PatchCount(), in.f32.empty() ? "float64" : "float32",
+                 WorldSize(), threads);
+  AnnounceBackend(MPI_COMM_WORLD, o.backend, o.step.backend, o.quiet);
 
   SolverResult result;
   try {
@@ -90,10 +79,12 @@ CommandRunner AddSolveCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand("solve", "Solve for the radiosity of every patch, with F distributed over the ranks");
   auto o = std::make_shared<SolveCommandOptions>();
   cmd->add_option("--formfactors", o->formfactors,
-                  "Form factors: the HDF5 file of `formfactors`, or a raw matrix file (then give --input, --subdiv)")
+                  "Form factors: an HDF5 file of `formfactors` or `export --format csr`, or a raw, MatrixMarket or "
+                  "PETSc binary matrix (format found from the file's content; then give --input and --subdiv)")
       ->required();
-  cmd->add_option("--input", o->input, "Scene (OBJ) the raw matrix was computed for: its patches and materials");
-  cmd->add_option("--subdiv", o->subdiv, "Subdivision the raw matrix was computed with")->capture_default_str()
+  cmd->add_option("--input", o->input,
+                  "Scene (OBJ) a raw, MatrixMarket or PETSc matrix was computed for: its patches and materials");
+  cmd->add_option("--subdiv", o->subdiv, "Subdivision that matrix was computed with")->capture_default_str()
       ->check(CLI::Range(0, 10));
   cmd->add_option("--output", o->output, "HDF5 file to write: /patches and /radiosity (CONTRACTS.md)")->required();
   AddSolveStepOptions(*cmd, o->step);
@@ -103,6 +94,7 @@ CommandRunner AddSolveCommand(CLI::App &app) {
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
+  AddBackendOption(*cmd, o->backend);
   return [o]() { return RunSolveCommand(*o); };
 }
 

@@ -1,5 +1,9 @@
 #include "cli/solve_step.h"
 
+#ifdef RAD_HAVE_CUDA
+#include "gpu_solver.h"
+#endif
+
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -36,7 +40,12 @@ SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patc
   options.tolerance = o.tolerance;
   options.maxIterations = o.maxIterations;
   options.printProgress = !quiet;
+#ifdef RAD_HAVE_CUDA
+  SolverResult result = o.backend == Backend::kGpu ? SolveRadiosityGpu(MPI_COMM_WORLD, system, options, timers)
+                                                   : SolveRadiosity(MPI_COMM_WORLD, system, options, timers);
+#else
   SolverResult result = SolveRadiosity(MPI_COMM_WORLD, system, options, timers);
+#endif
   timers.SetCounter("solver sweeps", WorldRank() == 0 ? result.sweeps : 0);
   if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: solve (%s): %s\n", o.solver.c_str(), result.message.c_str());
   if (result.status == SolverStatus::kDiverged) throw SolveFailed(result.message);

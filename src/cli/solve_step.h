@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/backend_option.h"
 #include "radiosity_file.h"
 #include "scene/patch.h"
 #include "solver/radiosity_solver.h"
@@ -18,6 +19,7 @@ struct SolveStepOptions {
   std::string solver = "gauss-seidel";
   double tolerance = 1e-6;
   int maxIterations = 1000;
+  Backend backend = Backend::kCpu;  // resolved by the command (--backend)
 };
 
 void AddSolveStepOptions(CLI::App &cmd, SolveStepOptions &o);

@@ -3,6 +3,7 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
+#include "formfactor/kernel_form_factors.h"
 #include "formfactor/pair.h"
 #include "formfactor/visibility.h"
 #include "util/progress.h"
@@ -55,12 +56,7 @@ void ComputeRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, cons
           c.rays += traced;
           ++c.pairsRayTraced;
         }
-        if (options.normalizeRows) {
-          double sum = 0;
-          for (long long j = 0; j < n; ++j) sum += row[j];
-          if (sum > 0)
-            for (long long j = 0; j < n; ++j) row[j] /= sum;
-        }
+        if (options.normalizeRows) NormalizeRow(row, n);
         progress.Advance();
       }
     });

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "scene/face_triangles.h"
 #include "util/embree_util.h"
 #include "util/error.h"
 
@@ -14,7 +15,7 @@ EmbreeScene::EmbreeScene(const Scene &scene) {
 
   size_t triangles = 0, vertices = 0;
   for (const Face &f : scene.faces) {
-    triangles += f.corners.size() - 2;
+    triangles += FaceTriangleCount(f);
     vertices += f.corners.size();
   }
   RTCGeometry geom = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_TRIANGLE);
@@ -31,10 +32,10 @@ EmbreeScene::EmbreeScene(const Scene &scene) {
       vb[3 * v + 2] = float(c.z);
       ++v;
     }
-    for (size_t k = 1; k + 1 < f.corners.size(); ++k) {
-      ib[3 * t + 0] = base;
-      ib[3 * t + 1] = base + unsigned(k);
-      ib[3 * t + 2] = base + unsigned(k + 1);
+    for (size_t k = 0; k < FaceTriangleCount(f); ++k) {
+      size_t corner[3];
+      FaceTriangleCorners(k, corner);
+      for (int c = 0; c < 3; ++c) ib[3 * t + c] = base + unsigned(corner[c]);
       ++t;
     }
   }

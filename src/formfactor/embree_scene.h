@@ -3,6 +3,7 @@
 
 #include <embree3/rtcore.h>
 
+#include "formfactor/segment.h"
 #include "scene/scene.h"
 #include "util/vec3.h"
 
@@ -25,8 +26,5 @@ class EmbreeScene {
   RTCDevice device_ = nullptr;
   RTCScene scene_ = nullptr;
 };
-
-// Relative trim of shadow segments, in units of the segment's length.
-constexpr float kSegmentTrim = 1e-5f;
 
 }  // namespace rad

@@ -7,7 +7,6 @@
 
 namespace rad {
 
-ConvexPolygon PatchPolygon(const Patch &p) { return MakeConvexPolygon(p.corners, p.cornerCount); }
 
 namespace {
 

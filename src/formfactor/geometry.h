@@ -8,6 +8,7 @@
 #include "formfactor/convex_polygon.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
+#include "util/hd.h"
 
 namespace rad {
 
@@ -34,6 +35,6 @@ constexpr int kMaxFacesForFacePairCulling = 2048;
 
 FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv);
 
-ConvexPolygon PatchPolygon(const Patch &p);
+RAD_HD RAD_INLINE ConvexPolygon PatchPolygon(const Patch &p) { return MakeConvexPolygon(p.corners, p.cornerCount); }
 
 }  // namespace rad

@@ -1,11 +1,12 @@
-// The unoccluded part of one form factor and whether it needs shadow rays.
+// The unoccluded part of one form factor and whether it needs shadow rays. Compiled for the host and, under
+// nvcc, for the GPU (RAD_HD): both backends run this code.
 #pragma once
 
-#include <algorithm>
-
 #include "formfactor/geometry.h"
+#include "formfactor/geometry_view.h"
 #include "formfactor/shaft.h"
 #include "formfactor/unoccluded.h"
+#include "util/hd.h"
 
 namespace rad {
 
@@ -15,7 +16,7 @@ struct PairResult {
   int evaluations = 0;
 };
 
-inline PairResult UnoccludedPair(const FormFactorGeometry &g, int i, int j, const QuadratureSettings &q) {
+RAD_HD inline PairResult UnoccludedPair(const GeometryView &g, int i, int j, const QuadratureSettings &q) {
   PairResult r;
   const Patch &pi = g.patches[i], &pj = g.patches[j];
   if (i == j || pi.face == pj.face) return r;  // a planar face does not see itself
@@ -29,7 +30,8 @@ inline PairResult UnoccludedPair(const FormFactorGeometry &g, int i, int j, cons
     r.needsRays = true;
     return r;
   }
-  const int64_t key = int64_t(std::min(pi.face, pj.face)) * g.faceCount + std::max(pi.face, pj.face);
+  const int lo = pi.face < pj.face ? pi.face : pj.face, hi = pi.face < pj.face ? pj.face : pi.face;
+  const int64_t key = int64_t(lo) * g.faceCount + hi;
   const int64_t begin = g.candidateStart[key], end = g.candidateStart[key + 1];
   if (begin == end) return r;
   // Built in a fixed order (lower patch first) so that (i, j) and (j, i) always agree on needing rays.
@@ -40,6 +42,10 @@ inline PairResult UnoccludedPair(const FormFactorGeometry &g, int i, int j, cons
     r.needsRays = ShaftMayBeBlockedBy(shaft, o.polygon.v, o.polygon.n, o.normal);
   }
   return r;
+}
+
+inline PairResult UnoccludedPair(const FormFactorGeometry &g, int i, int j, const QuadratureSettings &q) {
+  return UnoccludedPair(ViewOf(g), i, j, q);
 }
 
 }  // namespace rad

@@ -1,5 +1,7 @@
 #include "render/camera.h"
 
+#include "render/pixel_kernels.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -154,15 +156,19 @@ Camera FrameScene(const std::vector<Patch> &patches, int width, int height) {
   return c;
 }
 
-CameraRay GenerateRay(const Camera &camera, double px, double py) {
-  const Vec3 forward = Normalize(camera.target - camera.position);
-  const Vec3 right = Normalize(Cross(forward, camera.up));
-  const Vec3 up = Cross(right, forward);
-  const double tanY = std::tan(0.5 * camera.fovYDeg * kPi / 180);
-  const double tanX = tanY * double(camera.width) / double(camera.height);
-  const double sx = 2 * px / camera.width - 1;   // -1 at the left border, +1 at the right
-  const double sy = 1 - 2 * py / camera.height;  // +1 at the top border: image rows run downwards
-  return {camera.position, Normalize(forward + right * (sx * tanX) + up * (sy * tanY))};
+CameraFrame MakeCameraFrame(const Camera &camera) {
+  CameraFrame f;
+  f.position = camera.position;
+  f.forward = Normalize(camera.target - camera.position);
+  f.right = Normalize(Cross(f.forward, camera.up));
+  f.up = Cross(f.right, f.forward);
+  f.tanY = std::tan(0.5 * camera.fovYDeg * kPi / 180);
+  f.tanX = f.tanY * double(camera.width) / double(camera.height);
+  f.width = camera.width;
+  f.height = camera.height;
+  return f;
 }
+
+CameraRay GenerateRay(const Camera &camera, double px, double py) { return FrameRay(MakeCameraFrame(camera), px, py); }
 
 }  // namespace rad

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 
 #include "solver/row_kernels.h"
+#include "solver/solver_common.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
 
@@ -38,9 +38,6 @@ constexpr size_t kGaussSeidelBlock = 64;
 // Rows per task: the row kernels take rows in groups of 8.
 constexpr size_t kRowGrain = 8;
 
-// A residual this many times the starting one means the iteration is running away.
-constexpr double kDivergenceGrowth = 1e3;
-
 // Three channels of a vector of n values each (structure of arrays, so that the row kernels vectorise).
 struct ChannelVectors {
   std::vector<double> c[3];
@@ -49,16 +46,6 @@ struct ChannelVectors {
   }
   Channels View() const { return {c[0].data(), c[1].data(), c[2].data()}; }
 };
-
-struct RowOfF {
-  const double *f64;
-  const float *f32;
-};
-
-RowOfF Row(const LocalSystem &s, size_t r) {
-  const size_t offset = r * size_t(s.n);
-  return {s.f64 ? s.f64 + offset : nullptr, s.f32 ? s.f32 + offset : nullptr};
-}
 
 // Rows [first, first + count) of the rank's block against x (and y).
 void DotRows(const LocalSystem &s, size_t first, size_t count, Channels x, double *out) {
@@ -73,8 +60,6 @@ void DotRowsAndPrefix(const LocalSystem &s, size_t first, size_t count, Channels
   if (s.f64) RowsDotAndPrefix(s.f64 + offset, (long long)count, s.n, x, y, yColumns, outX, outY);
   else RowsDotAndPrefix(s.f32 + offset, (long long)count, s.n, x, y, yColumns, outX, outY);
 }
-
-double Entry(RowOfF row, long long j) { return row.f64 ? row.f64[j] : double(row.f32[j]); }
 
 // Gauss-Seidel within a block: what the block's first `done` rows (global indices `blockRows`) changed,
 // seen through this row of F.
@@ -91,76 +76,6 @@ void CorrectForBlock(const T *row, const long long *blockRows, size_t done, Chan
   sum[0] += r;
   sum[1] += g;
   sum[2] += b;
-}
-
-// Checks the data (all finite) and finds max_i,c rho_ic * sum_j F_ij over all ranks.
-void CheckSystem(MPI_Comm comm, const LocalSystem &s, SolverResult &result) {
-  const size_t n = size_t(s.n);
-  if (s.reflectance.size() != 3 * n || s.emission.size() != 3 * n)
-    RAD_FATAL("LocalSystem: reflectance and emission need 3 values per patch");
-  for (size_t k = 0; k < 3 * n; ++k)
-    if (!std::isfinite(s.reflectance[k]) || !std::isfinite(s.emission[k]))
-      throw InputError("patch " + std::to_string(k / 3) + " has a non-finite reflectance or emission");
-  std::vector<double> rowSum(s.rows.size());
-  std::vector<char> rowFinite(s.rows.size());
-  tbb::parallel_for(size_t(0), s.rows.size(), [&](size_t r) {
-    const RowOfF row = Row(s, r);
-    double sum = 0;
-    for (long long j = 0; j < s.n; ++j) sum += Entry(row, j);
-    rowSum[r] = sum;
-    rowFinite[r] = std::isfinite(sum);
-  });
-  struct {
-    double value;
-    int row;
-  } local{-1.0, -1}, global{};
-  long long badRow = -1;
-  for (size_t r = 0; r < s.rows.size(); ++r) {
-    if (!rowFinite[r]) {
-      if (badRow < 0) badRow = s.rows[r];
-      continue;
-    }
-    const size_t i = size_t(s.rows[r]);
-    const double rho = std::max({s.reflectance[3 * i], s.reflectance[3 * i + 1], s.reflectance[3 * i + 2]});
-    if (rho * rowSum[r] > local.value) local = {rho * rowSum[r], int(i)};
-  }
-  long long firstBad = 0;
-  const long long mine = badRow < 0 ? s.n : badRow;
-  RAD_MPI(MPI_Allreduce(&mine, &firstBad, 1, MPI_LONG_LONG, MPI_MIN, comm));
-  if (firstBad < s.n) throw InputError("row " + std::to_string(firstBad) + " of F holds non-finite values");
-  RAD_MPI(MPI_Allreduce(&local, &global, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
-  result.contractionBound = std::max(global.value, 0.0);
-  result.contractionRow = global.row;
-}
-
-// Every rank's rows, in rank order, so that the gathered values can be put back in place.
-struct Exchange {
-  std::vector<int> counts, displacements;  // in doubles (3 per row)
-  std::vector<long long> allRows;          // rows of rank 0, then rank 1, ...
-};
-
-Exchange MakeExchange(MPI_Comm comm, const std::vector<long long> &rows) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  Exchange e;
-  std::vector<int> rowCounts(size_t(size), 0), rowDispl(size_t(size), 0);
-  const int mine = int(rows.size());
-  RAD_MPI(MPI_Allgather(&mine, 1, MPI_INT, rowCounts.data(), 1, MPI_INT, comm));
-  long long total = 0;
-  for (int r = 0; r < size; ++r) {
-    rowDispl[size_t(r)] = int(total);
-    total += rowCounts[size_t(r)];
-  }
-  e.allRows.resize(size_t(total));
-  RAD_MPI(MPI_Allgatherv(rows.data(), mine, MPI_LONG_LONG, e.allRows.data(), rowCounts.data(), rowDispl.data(),
-                         MPI_LONG_LONG, comm));
-  e.counts.resize(size_t(size));
-  e.displacements.resize(size_t(size));
-  for (int r = 0; r < size; ++r) {
-    e.counts[size_t(r)] = 3 * rowCounts[size_t(r)];
-    e.displacements[size_t(r)] = 3 * rowDispl[size_t(r)];
-  }
-  return e;
 }
 
 // Sweeps over this rank's rows. Each fills `packed` with the rank's new values (3 per local row) and returns
@@ -274,24 +189,16 @@ SolverResult SolveRadiosity(MPI_Comm comm, const LocalSystem &s, const SolverOpt
   MPI_Comm_rank(comm, &rank);
   const size_t n = size_t(s.n);
   SolverResult result;
-  Exchange exchange;
-  double maxEmission = 0;
+  SolveSetup setup;
   {
     ScopedPhase phase(timers, "solve setup");
-    CheckSystem(comm, s, result);
-    exchange = MakeExchange(comm, s.rows);
-    for (double e : s.emission) maxEmission = std::max(maxEmission, std::fabs(e));
+    setup = PrepareSolve(comm, s, options, result);
   }
-  if (rank == 0 && options.printProgress && result.contractionBound >= 1)
-    std::fprintf(stderr,
-                 "radiosity: warning: reflectance x row sum of F reaches %.6g (patch %lld); the iteration converges "
-                 "only if the spectral radius is below 1\n",
-                 result.contractionBound, result.contractionRow);
-  if (maxEmission == 0) {  // nothing emits: B = 0 exactly
-    result.radiance.assign(3 * n, 0.0);
-    result.message = "no patch emits: B = 0";
+  if (setup.maxEmission == 0) {
+    SetZeroSolution(s.n, result);
     return result;
   }
+  const Exchange &exchange = setup.exchange;
 
   ChannelVectors x(n), start(n);
   for (size_t i = 0; i < n; ++i)
@@ -300,56 +207,24 @@ SolverResult SolveRadiosity(MPI_Comm comm, const LocalSystem &s, const SolverOpt
 
   // Gauss-Seidel sweeps measure only their own rows' residuals; once those fall below the tolerance (or the
   // iteration budget is nearly spent), the sweeps also measure the residual of the iterate they start from.
-  bool measure = options.method == SolverMethod::kJacobi || options.maxIterations == 0;
+  IterationMonitor monitor(options, rank);
   for (int k = 0;; ++k) {  // iterate B^k is in x at the top of the loop
     start = x;
-    const bool measured = measure;
+    const bool measured = monitor.MeasureNext();
     double localResidual, residual = 0;
     {
       ScopedPhase phase(timers, "solve sweeps");
-      SweepContext ctx{s, packed, maxEmission, std::vector<double>(s.rows.size(), 0.0)};
+      SweepContext ctx{s, packed, setup.maxEmission, std::vector<double>(s.rows.size(), 0.0)};
       if (options.method == SolverMethod::kJacobi) localResidual = JacobiSweep(ctx, start);
       else if (measured) localResidual = MeasuredGaussSeidelSweep(ctx, start);
       else localResidual = GaussSeidelSweep(ctx, x);
     }
-    ++result.sweeps;
     {
       ScopedPhase phase(timers, "solve exchange");
       RAD_MPI(MPI_Allreduce(&localResidual, &residual, 1, MPI_DOUBLE, MPI_MAX, comm));
     }
-    if (k == 0) result.initialResidual = residual;
-    else result.residuals.push_back(residual);
-    if (rank == 0 && options.printProgress)
-      std::fprintf(stderr, "radiosity: solve: iteration %d: relative residual %.3e%s\n", k, residual,
-                   measured ? "" : " (Gauss-Seidel: each row at its update)");
-
-    const bool converged = measured && residual < options.tolerance;
-    measure = measure || residual < options.tolerance || k + 1 >= options.maxIterations;
-    const bool diverged = !std::isfinite(residual) ||
-                          (k > 0 && residual > kDivergenceGrowth * std::max(result.initialResidual, options.tolerance));
-    if (converged || diverged || (measured && k >= options.maxIterations)) {
-      result.iterations = k;
-      result.finalResidual = residual;
+    if (monitor.Record(k, residual, result)) {
       result.radiance = Interleave(start, n);
-      char text[256];
-      if (converged) {
-        result.status = SolverStatus::kConverged;
-        std::snprintf(text, sizeof text, "converged: relative residual %.3e < %.3e after %d iteration(s)", residual,
-                      options.tolerance, k);
-      } else if (diverged) {
-        result.status = SolverStatus::kDiverged;
-        std::snprintf(text, sizeof text,
-                      "diverged: relative residual grew from %.3e to %.3e in %d iteration(s); reflectance x row sum "
-                      "of F reaches %.6g at patch %lld (rows of F summing above 1, or reflectance >= 1?)",
-                      result.initialResidual, residual, k, result.contractionBound, result.contractionRow);
-      } else {
-        result.status = SolverStatus::kMaxIterations;
-        std::snprintf(text, sizeof text,
-                      "not converged: relative residual %.3e is still above %.3e after %d iteration(s) "
-                      "(raise --max-iterations or --tolerance)",
-                      residual, options.tolerance, k);
-      }
-      result.message = text;
       return result;
     }
     {

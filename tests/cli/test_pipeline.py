@@ -461,6 +461,48 @@ class TestBadInput(PipelineTestCase):
                     self.expect_error(args + ["--quiet"], 2, ranks=ranks, names=names, clean_dir=self.outputs)
 
 
+class TestBackendChoice(PipelineTestCase):
+    """--backend: cpu always works; gpu without a device on every rank is the user's mistake (exit 2, one
+    line, no output); auto falls back to the CPU and says so in one line."""
+
+    def setUp(self):
+        super().setUp()
+        version = run(["--version"])
+        self.assertEqual(version.returncode, 0, describe(version))
+        self.has_gpu = "gpu (CUDA" in version.stdout and "devices: 0" not in version.stdout
+        self.outputs = self.path("outputs")
+        os.mkdir(self.outputs)
+
+    def test_gpu_without_a_device_is_an_input_error(self):
+        if self.has_gpu:
+            self.skipTest("a CUDA device is present")
+        ff = self.path("ff.h5")
+        self.rad_ok(["formfactors", "--input", FURNACE_CUBE, "--subdiv", "1", "--output", ff, "--quiet",
+                     "--backend", "cpu"])
+        rad = self.solve(ff, self.path("rad.h5"), extra=["--backend", "cpu"])
+        cases = [
+            ["formfactors", "--input", FURNACE_CUBE, "--output", os.path.join(self.outputs, "ff.h5")],
+            ["solve", "--formfactors", ff, "--output", os.path.join(self.outputs, "rad.h5")],
+            ["render", "--radiosity", rad, "--output", os.path.join(self.outputs, "img.png")],
+            ["run", "--input", FURNACE_CUBE, "--subdiv", "1", "--output-dir", os.path.join(self.outputs, "run")],
+        ]
+        for args in cases:
+            for ranks in (None, 2):
+                with self.subTest(command=args[0], ranks=ranks or 1):
+                    self.expect_error(args + ["--backend", "gpu", "--quiet"], 2, ranks=ranks,
+                                      words=["--backend gpu", "CUDA device"], clean_dir=self.outputs)
+
+    def test_auto_falls_back_to_the_cpu_and_says_so(self):
+        if self.has_gpu:
+            self.skipTest("a CUDA device is present: auto takes it")
+        ff = self.path("auto.h5")
+        proc = self.rad_ok(["formfactors", "--input", FURNACE_CUBE, "--subdiv", "1", "--output", ff], ranks=2)
+        notices = [line for line in proc.stderr.splitlines() if "using the CPU backend" in line]
+        self.assertEqual(len(notices), 1, proc.stderr)
+        with h5py.File(ff, "r") as f:
+            self.assertEqual(attr_str(f["formfactors/F"].attrs["backend"]), "cpu")
+
+
 # --- 6. render: exact pixel values of a uniform solution ----------------------------------------------------
 
 class TestRenderUniform(PipelineTestCase):

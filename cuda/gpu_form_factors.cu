@@ -1,0 +1,138 @@
+#include "gpu_form_factors.h"
+
+#include <thrust/copy.h>
+#include <thrust/device_ptr.h>
+#include <thrust/execution_policy.h>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "cuda_check.h"
+#include "device_buffer.h"
+#include "device_bvh.h"
+#include "formfactor/kernel_form_factors.h"
+#include "formfactor/pair_kernels.h"
+#include "util/progress.h"
+
+namespace rad {
+
+namespace {
+
+// Entries of F per chunk of rows on the device (values and flags): 2^25 entries = 288 MiB, so that a chunk's
+// kernels keep any GPU busy while a rank's rows of a large scene never need to fit at once.
+constexpr long long kChunkEntries = 1LL << 25;
+constexpr int kBlock = 128;
+
+struct Tallies {
+  unsigned long long evaluations, exchanging, rays;
+};
+
+// One thread per entry (r, j) of the chunk.
+__global__ void UnoccludedKernel(GeometryView g, const long long *rows, long long chunkRows, QuadratureSettings q,
+                                 double *values, uint8_t *needsRays, Tallies *tallies) {
+  const long long n = g.patchCount;
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= chunkRows * n) return;
+  const int i = int(rows[e / n]), j = int(e % n);
+  const int evaluations = UnoccludedEntry(g, i, j, q, values[e], needsRays[e]);
+  atomicAdd(&tallies->evaluations, (unsigned long long)evaluations);
+  if (values[e] > 0) atomicAdd(&tallies->exchanging, 1ULL);
+}
+
+// One thread per entry that needs rays (its index in the chunk in `entries`).
+__global__ void VisibilityKernel(GeometryView g, BvhView bvh, const long long *rows, const long long *entries,
+                                 long long count, uint64_t seed, uint32_t shadowRays, double *values,
+                                 Tallies *tallies) {
+  const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= count) return;
+  const long long n = g.patchCount, e = entries[k];
+  uint32_t traced = 0;
+  values[e] *= VisibilityOfEntry(g, bvh, int(rows[e / n]), int(e % n), seed, shadowRays, traced);
+  atomicAdd(&tallies->rays, (unsigned long long)traced);
+}
+
+struct NeedsRays {
+  const uint8_t *flags;
+  __device__ bool operator()(long long e) const { return flags[e] != 0; }
+};
+
+unsigned Blocks(long long threads) { return unsigned((threads + kBlock - 1) / kBlock); }
+
+}  // namespace
+
+void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
+                    const FormFactorOptions &options, std::vector<double> &out, PhaseTimers &timers,
+                    FormFactorCounters &counters, bool showProgress) {
+  const long long n = (long long)g.patches.size(), m = (long long)rows.size();
+  out.assign(size_t(m) * size_t(n), 0.0);
+  if (m == 0 || n == 0) return;
+  const long long chunkRows = std::max(1LL, std::min(m, kChunkEntries / n));
+
+  // Geometry, BVH and per-chunk buffers, allocated once.
+  DeviceBuffer<Patch> patches(g.patches);
+  DeviceBuffer<Occluder> occluders(g.occluders);
+  DeviceBuffer<int64_t> candidateStart(g.candidateStart);
+  DeviceBuffer<int32_t> candidates(g.candidates);
+  DeviceBuffer<long long> dRows(rows);
+  DeviceBuffer<double> values(size_t(chunkRows * n));
+  DeviceBuffer<uint8_t> needsRays(size_t(chunkRows * n));
+  DeviceBuffer<long long> entries(size_t(chunkRows * n));
+  DeviceBuffer<Tallies> tallies(1);
+  std::unique_ptr<DeviceBvh> deviceBvh;
+  {
+    ScopedPhase phase(timers, "device memory");
+    deviceBvh = std::make_unique<DeviceBvh>(bvh);
+    RAD_CUDA(cudaMemset(tallies.Data(), 0, sizeof(Tallies)));
+    RAD_CUDA(cudaDeviceSynchronize());
+  }
+  GeometryView view = ViewOf(g);
+  view.patches = patches.Data();
+  view.occluders = occluders.Data();
+  view.candidateStart = candidateStart.Data();
+  view.candidates = candidates.Data();
+
+  Progress progress("form factors (GPU)", m, showProgress);
+  long long pairsRayTraced = 0;
+  for (long long first = 0; first < m; first += chunkRows) {
+    const long long count = std::min(chunkRows, m - first), entriesInChunk = count * n;
+    const long long *chunk = dRows.Data() + first;
+    {
+      ScopedPhase phase(timers, "unoccluded kernel");
+      UnoccludedKernel<<<Blocks(entriesInChunk), kBlock>>>(view, chunk, count, options.quadrature, values.Data(),
+                                                          needsRays.Data(), tallies.Data());
+      RAD_CUDA(cudaGetLastError());
+      RAD_CUDA(cudaDeviceSynchronize());
+    }
+    {
+      ScopedPhase phase(timers, "visibility rays");
+      // The entries that need rays, compacted so that every thread of the ray kernel has work.
+      const long long *end = thrust::copy_if(thrust::device, thrust::counting_iterator<long long>(0),
+                                             thrust::counting_iterator<long long>(entriesInChunk), entries.Data(),
+                                             NeedsRays{needsRays.Data()});
+      const long long traced = (long long)(end - entries.Data());
+      pairsRayTraced += traced;
+      if (traced > 0) {
+        VisibilityKernel<<<Blocks(traced), kBlock>>>(view, deviceBvh->View(), chunk, entries.Data(), traced,
+                                                     options.seed, options.shadowRays, values.Data(), tallies.Data());
+        RAD_CUDA(cudaGetLastError());
+      }
+      RAD_CUDA(cudaDeviceSynchronize());
+    }
+    {
+      ScopedPhase phase(timers, "device memory");
+      values.Download(out.data() + size_t(first * n), size_t(entriesInChunk));
+    }
+    if (options.normalizeRows)
+      for (long long r = first; r < first + count; ++r) NormalizeRow(out.data() + size_t(r * n), n);
+    progress.Advance(count);
+  }
+  Tallies t{};
+  tallies.Download(&t, 1);
+  counters.evaluations += (long long)t.evaluations;
+  counters.pairsExchanging += (long long)t.exchanging;
+  counters.rays += (long long)t.rays;
+  counters.pairsRayTraced += pairsRayTraced;
+}
+
+}  // namespace rad

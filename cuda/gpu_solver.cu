@@ -1,0 +1,530 @@
+#include "gpu_solver.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <thrust/execution_policy.h>
+#include <thrust/functional.h>
+#include <thrust/reduce.h>
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "cuda_check.h"
+#include "device_info.h"
+#include "device_select.h"
+#include "solver/block_gauss_seidel.h"
+#include "solver/solver_common.h"
+#include "util/error.h"
+#include "util/mpi_check.h"
+
+namespace rad {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr unsigned kFullWarp = 0xffffffffu;
+// The product kernel: each warp takes kRowsPerWarp rows, so a thread block takes kProductRows; columns go in
+// tiles of kTileColumns whose values of X sit in shared memory, read by all the block's rows.
+constexpr int kRowsPerWarp = 4;
+constexpr int kProductRows = kWarps * kRowsPerWarp;
+constexpr int kTileColumns = 512;
+// Column splits: enough thread blocks to fill the device, but no split narrower than this.
+constexpr int kMinSplitColumns = 1024;
+constexpr int kMaxSplits = 64;
+// Room left for cuBLAS's workspace and Thrust's temporary storage when checking free memory.
+constexpr size_t kReserveBytes = size_t(64) << 20;
+
+static_assert(kSubstitutionGroup == 32, "the substitution kernel solves one group with one warp");
+
+// ---- Device memory ---------------------------------------------------------------------------------------
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t count) : count_(count) {
+    RAD_CUDA(cudaMalloc(&data_, std::max<size_t>(count, 1) * sizeof(T)));
+  }
+  ~DeviceBuffer() { cudaFree(data_); }  // unchecked: may run while an exception unwinds
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  T *get() const { return data_; }
+  size_t size() const { return count_; }
+
+ private:
+  T *data_ = nullptr;
+  size_t count_;
+};
+
+// Page-locked host memory: the exchange's staging area (fast, asynchronous copies).
+template <typename T>
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(size_t count) { RAD_CUDA(cudaMallocHost(&data_, std::max<size_t>(count, 1) * sizeof(T))); }
+  ~PinnedBuffer() { cudaFreeHost(data_); }
+  PinnedBuffer(const PinnedBuffer &) = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+  T *get() const { return data_; }
+
+ private:
+  T *data_ = nullptr;
+};
+
+class Stream {
+ public:
+  Stream() { RAD_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class Cublas {
+ public:
+  explicit Cublas(cudaStream_t stream) {
+    RAD_CUBLAS(cublasCreate(&handle_));
+    RAD_CUBLAS(cublasSetStream(handle_, stream));
+  }
+  ~Cublas() { cublasDestroy(handle_); }
+  Cublas(const Cublas &) = delete;
+  Cublas &operator=(const Cublas &) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+// ---- Kernels ---------------------------------------------------------------------------------------------
+
+// partial[(s K + k) ld + r] = sum over the columns j of split s of F[r][j] * x[j + k ldx], for r < rows.
+// F is row-major with n columns; every row's sum over a split has a fixed order (lane = j mod 32, then the
+// warp's shuffle tree), so results do not change from run to run.
+template <typename T, int K>
+__global__ void __launch_bounds__(kThreads)
+    RowsTimesColumnsKernel(const T *f, long long n, int rows, const double *x, long long ldx, int splits,
+                           double *partial, long long ld) {
+  __shared__ double xs[K][kTileColumns];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int row0 = blockIdx.x * kProductRows + warp * kRowsPerWarp;
+  long long begin, end;
+  ColumnSplit(n, splits, int(blockIdx.y), begin, end);
+  const T *fRow[kRowsPerWarp];
+  for (int q = 0; q < kRowsPerWarp; ++q) fRow[q] = f + size_t(min(row0 + q, rows - 1)) * size_t(n);
+  double acc[kRowsPerWarp][K];
+  for (int q = 0; q < kRowsPerWarp; ++q)
+    for (int k = 0; k < K; ++k) acc[q][k] = 0;
+  for (long long tile = begin; tile < end; tile += kTileColumns) {
+    const int width = int(min((long long)kTileColumns, end - tile));
+    __syncthreads();  // the previous tile is no longer read
+    for (int idx = threadIdx.x; idx < K * kTileColumns; idx += kThreads) {
+      const int k = idx / kTileColumns, j = idx % kTileColumns;
+      xs[k][j] = j < width ? x[tile + j + k * ldx] : 0.0;
+    }
+    __syncthreads();
+    for (int j = lane; j < width; j += 32) {
+      double xj[K];
+      for (int k = 0; k < K; ++k) xj[k] = xs[k][j];
+      for (int q = 0; q < kRowsPerWarp; ++q) {
+        const double v = double(fRow[q][tile + j]);
+        for (int k = 0; k < K; ++k) acc[q][k] += v * xj[k];
+      }
+    }
+  }
+  for (int q = 0; q < kRowsPerWarp; ++q)
+    for (int k = 0; k < K; ++k) {
+      double v = acc[q][k];
+      for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullWarp, v, offset);
+      if (lane == 0 && row0 + q < rows) partial[(size_t(blockIdx.y) * K + k) * size_t(ld) + size_t(row0 + q)] = v;
+    }
+}
+
+// Jacobi: packed = E + rho * (F B), and each row's residual of B, from the product's `splits` partial sums.
+__global__ void JacobiUpdateKernel(int rows, const double *partial, int splits, long long ld,
+                                   const long long *globalRows, const double *e, const double *rho, const double *b,
+                                   long long n, double maxEmission, double *packed, double *residual) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  double t[3] = {0, 0, 0};
+  for (int s = 0; s < splits; ++s)
+    for (int c = 0; c < 3; ++c) t[c] += partial[(size_t(s) * 3 + c) * size_t(ld) + size_t(r)];
+  const size_t i = size_t(globalRows[r]);
+  const double x[3] = {b[i], b[i + size_t(n)], b[i + 2 * size_t(n)]};
+  residual[r] = RowResidual(e + 3 * r, rho + 3 * r, t, x, maxEmission);
+  for (int c = 0; c < 3; ++c) packed[3 * r + c] = e[3 * r + c] + rho[3 * r + c] * t[c];
+}
+
+// Gauss-Seidel, one block of `count` rows (one thread block): from the product of the block's rows by
+// [B^k | D] (partial sums, 6 columns), the residual of B^k at each row, then the forward substitution in
+// groups of 32 rows (solver/block_gauss_seidel.h; the host's BlockGaussSeidelSweepHost is the same in order):
+// all threads add the previous group's changes to the later rows and load the group's triangle of F into
+// shared memory; then one warp solves the group, lane = row, passing each row's change down by shuffles.
+// The new values go to `packed`, the changes to D (x's columns 3 to 5) for the blocks after this one.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    BlockSubstitutionKernel(const T *f, long long n, int count, const long long *blockRows, const double *partial,
+                            int splits, const double *e, const double *rho, double *x, double maxEmission,
+                            double *packed, double *residual) {
+  __shared__ long long rowsS[kGpuMaxBlockRows];
+  __shared__ double accS[kGpuMaxBlockRows * 3];
+  __shared__ double changesS[kGpuMaxBlockRows * 3];
+  __shared__ double triangleS[32][33];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const size_t nn = size_t(n);
+
+  for (int r = tid; r < count; r += kThreads) {
+    rowsS[r] = blockRows[r];
+    double t[3] = {0, 0, 0}, u[3] = {0, 0, 0};
+    for (int s = 0; s < splits; ++s)
+      for (int c = 0; c < 3; ++c) {
+        t[c] += partial[(size_t(s) * 6 + c) * size_t(count) + size_t(r)];
+        u[c] += partial[(size_t(s) * 6 + 3 + c) * size_t(count) + size_t(r)];
+      }
+    const size_t i = size_t(rowsS[r]);
+    const double xr[3] = {x[i], x[i + nn], x[i + 2 * nn]};
+    residual[r] = RowResidual(e + 3 * r, rho + 3 * r, t, xr, maxEmission);
+    for (int c = 0; c < 3; ++c) accS[3 * r + c] = t[c] + u[c];
+  }
+  __syncthreads();
+
+  for (int g0 = 0; g0 < count; g0 += 32) {
+    const int g1 = min(count, g0 + 32);
+    if (g0 > 0)  // the previous group's changes, into every later row (in increasing order of the group's rows)
+      for (int r = g0 + tid; r < count; r += kThreads) {
+        double a[3] = {accS[3 * r], accS[3 * r + 1], accS[3 * r + 2]};
+        AddBlockChanges(f + size_t(r) * nn, rowsS, g0 - 32, g0, changesS, a);
+        for (int c = 0; c < 3; ++c) accS[3 * r + c] = a[c];
+      }
+    for (int idx = tid; idx < 32 * 32; idx += kThreads) {
+      const int rr = idx / 32, q = idx % 32;
+      triangleS[rr][q] = (q < rr && g0 + rr < count) ? double(f[size_t(g0 + rr) * nn + size_t(rowsS[g0 + q])]) : 0.0;
+    }
+    __syncthreads();
+    if (warp == 0) {
+      const int r = g0 + lane;
+      const bool active = r < g1;
+      double a[3] = {0, 0, 0}, xr[3] = {0, 0, 0}, change[3] = {0, 0, 0};
+      if (active)
+        for (int c = 0; c < 3; ++c) {
+          a[c] = accS[3 * r + c];
+          xr[c] = x[size_t(rowsS[r]) + size_t(c) * nn];
+        }
+      for (int q = 0; q < g1 - g0; ++q) {
+        if (lane == q)
+          for (int c = 0; c < 3; ++c) {
+            const double value = e[3 * r + c] + rho[3 * r + c] * a[c];
+            packed[3 * r + c] = value;
+            change[c] = value - xr[c];
+          }
+        for (int c = 0; c < 3; ++c) {
+          const double dq = __shfl_sync(kFullWarp, change[c], q);
+          if (lane > q) a[c] += triangleS[lane][q] * dq;
+        }
+      }
+      if (active)
+        for (int c = 0; c < 3; ++c) {
+          changesS[3 * r + c] = change[c];
+          x[size_t(rowsS[r]) + size_t(3 + c) * nn] = change[c];
+        }
+    }
+    __syncthreads();
+  }
+}
+
+// B[allRows[q]] = values[q] (3 channels), B column-major n x 3.
+__global__ void ScatterKernel(long long count, const long long *allRows, const double *values, double *b,
+                              long long n) {
+  const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (q >= count) return;
+  const size_t i = size_t(allRows[q]);
+  for (int c = 0; c < 3; ++c) b[i + size_t(c) * size_t(n)] = values[3 * q + c];
+}
+
+int Blocks(long long count, int threads) { return int(std::max(1LL, (count + threads - 1) / threads)); }
+
+// ---- The solve -------------------------------------------------------------------------------------------
+
+// Every rank must have a device: if one has none, all throw the same InputError.
+int RequireDevice(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int device = SelectCudaDevice(comm);
+  const int mine = device < 0 ? rank : size;
+  int first = size;
+  RAD_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first < size)
+    throw InputError("the GPU solver needs a CUDA device on every rank, and rank " + std::to_string(first) +
+                     " has none (" + DescribeCudaDevices() + ")");
+  return device;
+}
+
+// Throws the same InputError on every rank when some rank's share does not fit in its device's free memory.
+void RequireMemory(MPI_Comm comm, int device, long long rows, long long n, size_t elementBytes, size_t workBytes) {
+  size_t freeBytes = 0, totalBytes = 0;
+  RAD_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
+  const double fBytes = double(rows) * double(n) * double(elementBytes);
+  const double mine[4] = {fBytes, double(workBytes + kReserveBytes), double(freeBytes), double(device)};
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  std::vector<double> all(4 * size_t(size));
+  std::vector<long long> allRows(static_cast<size_t>(size));
+  RAD_MPI(MPI_Allgather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, comm));
+  RAD_MPI(MPI_Allgather(&rows, 1, MPI_LONG_LONG, allRows.data(), 1, MPI_LONG_LONG, comm));
+  for (int r = 0; r < size; ++r) {
+    const double *v = &all[4 * size_t(r)];
+    if (v[0] + v[1] <= v[2]) continue;
+    const double gib = double(1 << 30);
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "the GPU solve does not fit on rank %d's device %d: its %lld rows of F need %lld x %lld x %zu "
+                  "bytes = %.2f GiB, plus %.0f MiB of work space, but only %.2f GiB are free; use more ranks "
+                  "(GPUs) or store F in float",
+                  r, int(v[3]), allRows[size_t(r)], allRows[size_t(r)], n, elementBytes, v[0] / gib,
+                  v[1] / double(1 << 20), v[2] / gib);
+    throw InputError(text);
+  }
+}
+
+// The rank's share of the system on its device, and the sweeps and exchange over it.
+template <typename T>
+class DeviceSystem {
+ public:
+  DeviceSystem(MPI_Comm comm, int device, const LocalSystem &s, const T *fHost, const Exchange &exchange,
+               double maxEmission, bool jacobi, const GpuSolverSettings &settings)
+      : comm_(comm),
+        n_(s.n),
+        m_(int(s.rows.size())),
+        total_((long long)exchange.allRows.size()),
+        maxEmission_(maxEmission),
+        blockRows_(settings.blockRows),
+        useCublas_(std::is_same_v<T, double> && settings.cublasForDouble),
+        exchange_(exchange) {
+    MPI_Comm_size(comm, &commSize_);
+    const size_t nn = size_t(n_), m = size_t(m_), total = size_t(total_);
+    int smCount = 1;
+    RAD_CUDA(cudaDeviceGetAttribute(&smCount, cudaDevAttrMultiProcessorCount, device));
+    // Splits of the product kernel's columns, so that even one block's rows keep the device busy.
+    jacobiSplits_ =
+        useCublas_ ? 1 : ChooseColumnSplits(m_, n_, kProductRows, 2 * smCount, kMinSplitColumns, kMaxSplits);
+    blockSplits_ = useCublas_ ? 1
+                              : ChooseColumnSplits(std::min(m_, blockRows_), n_, kProductRows, 2 * smCount,
+                                                   kMinSplitColumns, kMaxSplits);
+    const size_t partialCount =
+        jacobi ? size_t(jacobiSplits_) * 3 * m : size_t(blockSplits_) * 6 * size_t(std::min(m_, blockRows_));
+    const size_t workBytes = sizeof(double) * (6 * nn + partialCount + m + 3 * m + 6 * m + 3 * total) +
+                             sizeof(long long) * (m + total);
+    RequireMemory(comm, device, m_, n_, sizeof(T), workBytes);
+
+    stream_ = std::make_unique<Stream>();
+    cublas_ = std::make_unique<Cublas>(stream_->get());
+    f_ = std::make_unique<DeviceBuffer<T>>(m * nn);
+    x_ = std::make_unique<DeviceBuffer<double>>(6 * nn);
+    partial_ = std::make_unique<DeviceBuffer<double>>(partialCount);
+    residual_ = std::make_unique<DeviceBuffer<double>>(m);
+    packed_ = std::make_unique<DeviceBuffer<double>>(3 * m);
+    e_ = std::make_unique<DeviceBuffer<double>>(3 * m);
+    rho_ = std::make_unique<DeviceBuffer<double>>(3 * m);
+    gathered_ = std::make_unique<DeviceBuffer<double>>(3 * total);
+    rows_ = std::make_unique<DeviceBuffer<long long>>(m);
+    allRows_ = std::make_unique<DeviceBuffer<long long>>(total);
+    packedHost_ = std::make_unique<PinnedBuffer<double>>(3 * m);
+    gatheredHost_ = std::make_unique<PinnedBuffer<double>>(3 * total);
+
+    RAD_CUDA(cudaMemcpy(f_->get(), fHost, sizeof(T) * m * nn, cudaMemcpyHostToDevice));
+    std::vector<double> x0(6 * nn, 0.0), eLocal(3 * m), rhoLocal(3 * m);
+    for (size_t i = 0; i < nn; ++i)
+      for (size_t c = 0; c < 3; ++c) x0[i + c * nn] = s.emission[3 * i + c];  // B^0 = E, D = 0
+    for (size_t r = 0; r < m; ++r)
+      for (size_t c = 0; c < 3; ++c) {
+        eLocal[3 * r + c] = s.emission[3 * size_t(s.rows[r]) + c];
+        rhoLocal[3 * r + c] = s.reflectance[3 * size_t(s.rows[r]) + c];
+      }
+    Upload(x_->get(), x0);
+    Upload(e_->get(), eLocal);
+    Upload(rho_->get(), rhoLocal);
+    Upload(rows_->get(), s.rows);
+    Upload(allRows_->get(), exchange.allRows);
+  }
+
+  // A Jacobi sweep from B^k: the rank's new values into packed_; returns the rank's max residual of B^k.
+  double JacobiSweep() {
+    if (m_ == 0) return 0;
+    Product<3>(0, m_, jacobiSplits_, partial_->get(), m_);
+    JacobiUpdateKernel<<<Blocks(m_, kThreads), kThreads, 0, TheStream()>>>(
+        m_, partial_->get(), jacobiSplits_, m_, rows_->get(), e_->get(), rho_->get(), x_->get(), n_, maxEmission_,
+        packed_->get(), residual_->get());
+    RAD_CUDA_LAUNCH();
+    return MaxResidual();
+  }
+
+  // A Gauss-Seidel sweep from B^k (block by block, see the header); returns the rank's max residual of B^k.
+  double GaussSeidelSweep() {
+    if (m_ == 0) return 0;
+    for (int b0 = 0; b0 < m_; b0 += blockRows_) {
+      const int count = std::min(blockRows_, m_ - b0);
+      Product<6>(b0, count, blockSplits_, partial_->get(), count);
+      BlockSubstitutionKernel<T><<<1, kThreads, 0, TheStream()>>>(
+          f_->get() + size_t(b0) * size_t(n_), n_, count, rows_->get() + b0, partial_->get(), blockSplits_,
+          e_->get() + 3 * size_t(b0), rho_->get() + 3 * size_t(b0), x_->get(), maxEmission_,
+          packed_->get() + 3 * size_t(b0), residual_->get() + b0);
+      RAD_CUDA_LAUNCH();
+    }
+    return MaxResidual();
+  }
+
+  // All ranks' new values into B (B^{k+1}), and D back to zero. Collective.
+  void ExchangeValues() {
+    const double *values = packed_->get();
+    const long long *where = rows_->get();
+    if (commSize_ > 1) {  // through pinned host memory: Open MPI here cannot read device memory
+      RAD_CUDA(cudaMemcpyAsync(packedHost_->get(), packed_->get(), sizeof(double) * 3 * size_t(m_),
+                               cudaMemcpyDeviceToHost, TheStream()));
+      RAD_CUDA(cudaStreamSynchronize(TheStream()));
+      RAD_MPI(MPI_Allgatherv(packedHost_->get(), 3 * m_, MPI_DOUBLE, gatheredHost_->get(), exchange_.counts.data(),
+                             exchange_.displacements.data(), MPI_DOUBLE, comm_));
+      RAD_CUDA(cudaMemcpyAsync(gathered_->get(), gatheredHost_->get(), sizeof(double) * 3 * size_t(total_),
+                               cudaMemcpyHostToDevice, TheStream()));
+      values = gathered_->get();
+      where = allRows_->get();
+    }
+    const long long count = commSize_ > 1 ? total_ : m_;
+    if (count > 0) {
+      ScatterKernel<<<Blocks(count, kThreads), kThreads, 0, TheStream()>>>(count, where, values, x_->get(), n_);
+      RAD_CUDA_LAUNCH();
+    }
+    RAD_CUDA(cudaMemsetAsync(x_->get() + 3 * size_t(n_), 0, sizeof(double) * 3 * size_t(n_), TheStream()));
+    RAD_CUDA(cudaStreamSynchronize(TheStream()));
+  }
+
+  // B^k as [n][3], the layout of SolverResult::radiance.
+  std::vector<double> Radiance() {
+    const size_t nn = size_t(n_);
+    std::vector<double> columns(3 * nn), out(3 * nn);
+    RAD_CUDA(cudaStreamSynchronize(TheStream()));  // cudaMemcpy does not wait for a non-blocking stream
+    RAD_CUDA(cudaMemcpy(columns.data(), x_->get(), sizeof(double) * 3 * nn, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < nn; ++i)
+      for (size_t c = 0; c < 3; ++c) out[3 * i + c] = columns[i + c * nn];
+    return out;
+  }
+
+ private:
+  cudaStream_t TheStream() const { return stream_->get(); }
+
+  template <typename V>
+  void Upload(V *device, const std::vector<V> &host) {
+    RAD_CUDA(cudaMemcpy(device, host.data(), sizeof(V) * host.size(), cudaMemcpyHostToDevice));
+  }
+
+  // partial (splits x K columns of ld values) = F's local rows [first, first + count) times the first K
+  // columns of x.
+  template <int K>
+  void Product(int first, int count, int splits, double *out, long long ld) {
+    const T *rowsOfF = f_->get() + size_t(first) * size_t(n_);
+    if constexpr (std::is_same_v<T, double>) {
+      if (useCublas_) {
+        // Row-major rows x n is column-major n x rows: C (rows x K) = A^T X. Calls of at most 2^30 entries of F.
+        const double one = 1, zero = 0;
+        const int chunk = int(std::max(1LL, (1LL << 30) / n_));
+        for (int r0 = 0; r0 < count; r0 += chunk) {
+          const int rowsNow = std::min(chunk, count - r0);
+          RAD_CUBLAS(cublasDgemm(cublas_->get(), CUBLAS_OP_T, CUBLAS_OP_N, rowsNow, K, int(n_), &one,
+                                 rowsOfF + size_t(r0) * size_t(n_), int(n_), x_->get(), int(n_), &zero, out + r0,
+                                 int(ld)));
+        }
+        return;
+      }
+    }
+    const dim3 grid(unsigned(Blocks(count, kProductRows)), unsigned(splits));
+    RowsTimesColumnsKernel<T, K>
+        <<<grid, kThreads, 0, TheStream()>>>(rowsOfF, n_, count, x_->get(), n_, splits, out, ld);
+    RAD_CUDA_LAUNCH();
+  }
+
+  double MaxResidual() {
+    const double *r = residual_->get();
+    return thrust::reduce(thrust::cuda::par.on(TheStream()), r, r + m_, 0.0, thrust::maximum<double>());
+  }
+
+  MPI_Comm comm_;
+  int commSize_ = 1;
+  long long n_;
+  int m_;
+  long long total_;
+  double maxEmission_;
+  int blockRows_;
+  bool useCublas_;
+  int jacobiSplits_ = 1, blockSplits_ = 1;
+  const Exchange &exchange_;
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<Cublas> cublas_;
+  std::unique_ptr<DeviceBuffer<T>> f_;
+  std::unique_ptr<DeviceBuffer<double>> x_, partial_, residual_, packed_, e_, rho_, gathered_;
+  std::unique_ptr<DeviceBuffer<long long>> rows_, allRows_;
+  std::unique_ptr<PinnedBuffer<double>> packedHost_, gatheredHost_;
+};
+
+template <typename T>
+SolverResult Solve(MPI_Comm comm, const LocalSystem &s, const T *fHost, const SolverOptions &options,
+                   PhaseTimers &timers, const GpuSolverSettings &settings) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (settings.blockRows < 32 || settings.blockRows > kGpuMaxBlockRows)
+    RAD_FATAL("GpuSolverSettings::blockRows must be in [32, " + std::to_string(kGpuMaxBlockRows) + "]");
+  if (s.n > INT_MAX) throw InputError("the GPU solver takes at most " + std::to_string(INT_MAX) + " patches");
+  const bool jacobi = options.method == SolverMethod::kJacobi;
+
+  SolverResult result;
+  SolveSetup setup;
+  std::unique_ptr<DeviceSystem<T>> system;
+  {
+    ScopedPhase phase(timers, "solve setup");
+    const int device = RequireDevice(comm);
+    setup = PrepareSolve(comm, s, options, result);
+    if (setup.maxEmission > 0)
+      system = std::make_unique<DeviceSystem<T>>(comm, device, s, fHost, setup.exchange, setup.maxEmission, jacobi,
+                                                 settings);
+  }
+  if (setup.maxEmission == 0) {
+    SetZeroSolution(s.n, result);
+    return result;
+  }
+
+  IterationMonitor monitor(options, rank, /*measureEverySweep=*/true);
+  for (int k = 0;; ++k) {  // B^k is on the device at the top of the loop
+    double localResidual = 0, residual = 0;
+    {
+      ScopedPhase phase(timers, "solve sweeps");
+      localResidual = jacobi ? system->JacobiSweep() : system->GaussSeidelSweep();
+    }
+    {
+      ScopedPhase phase(timers, "solve exchange");
+      RAD_MPI(MPI_Allreduce(&localResidual, &residual, 1, MPI_DOUBLE, MPI_MAX, comm));
+    }
+    if (monitor.Record(k, residual, result)) {
+      result.radiance = system->Radiance();
+      return result;
+    }
+    ScopedPhase phase(timers, "solve exchange");
+    system->ExchangeValues();
+  }
+}
+
+}  // namespace
+
+SolverResult SolveRadiosityGpu(MPI_Comm comm, const LocalSystem &system, const SolverOptions &options,
+                               PhaseTimers &timers, const GpuSolverSettings &settings) {
+  if ((system.f64 == nullptr) == (system.f32 == nullptr) && !system.rows.empty())
+    RAD_FATAL("LocalSystem: exactly one of f64 and f32 must point at the rows of F");
+  if (system.f32) return Solve(comm, system, system.f32, options, timers, settings);
+  return Solve(comm, system, system.f64, options, timers, settings);
+}
+
+}  // namespace rad

@@ -1,0 +1,208 @@
+#include "csr_hdf5.h"
+
+#include <algorithm>
+
+#include "util/agree.h"
+#include "util/mpi_check.h"
+
+namespace rad {
+
+namespace {
+
+H5Handle Create1d(hid_t group, const char *name, hid_t fileType, long long length) {
+  const hsize_t dims[1] = {hsize_t(length)};
+  H5Handle space(RAD_H5(H5Screate_simple(1, dims, nullptr)));
+  return H5Handle(RAD_H5(H5Dcreate2(group, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+}
+
+// Collective write of elements [start, start + count) of a 1-D dataset (count may be 0 on some ranks).
+void Write1d(hid_t dset, long long start, long long count, const void *data, hid_t memType) {
+  H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
+  const hsize_t memDims[1] = {hsize_t(std::max<long long>(count, 1))};
+  H5Handle memSpace(RAD_H5(H5Screate_simple(1, memDims, nullptr)));
+  if (count > 0) {
+    const hsize_t s[1] = {hsize_t(start)}, c[1] = {hsize_t(count)};
+    RAD_H5(H5Sselect_hyperslab(fileSpace, H5S_SELECT_SET, s, nullptr, c, nullptr));
+  } else {
+    RAD_H5(H5Sselect_none(fileSpace));
+    RAD_H5(H5Sselect_none(memSpace));
+  }
+  H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
+  RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+  RAD_H5(H5Dwrite(dset, memType, memSpace, fileSpace, dxpl, data));
+}
+
+// Dimensions of a dataset, or an InputError naming it.
+std::vector<hsize_t> Dims(hid_t file, const std::string &path, const char *name, H5T_class_t wantClass,
+                          const char *wantWhat) {
+  H5QuietErrors quiet;
+  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) throw InputError(path + ": no " + name + " dataset");
+  const hid_t d = H5Dopen2(file, name, H5P_DEFAULT);
+  if (d < 0) throw InputError(path + ": " + name + " is not a dataset");
+  H5Handle dset(d);
+  H5Handle type(RAD_H5(H5Dget_type(dset)));
+  if (H5Tget_class(type) != wantClass) throw InputError(path + ": " + name + " is not " + wantWhat);
+  H5Handle space(RAD_H5(H5Dget_space(dset)));
+  const int rank = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
+  if (rank > 0) RAD_H5(H5Sget_simple_extent_dims(space, dims.data(), nullptr));
+  return dims;
+}
+
+}  // namespace
+
+void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const DenseRows &rows, const RowCounts &counts,
+                         Precision precision, const Attributes &attributes, long long blockEntries) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const long long n = rows.n;
+  const RankOffset nnz = ExclusiveScan(comm, counts.keptTotal);
+  H5Handle group(RAD_H5(H5Gcreate2(file, "formfactors", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+
+  // indptr: rank 0 also writes the leading 0, so every rank's part is one range even when it owns no row.
+  {
+    H5Handle dset = Create1d(group, "indptr", H5T_STD_I64LE, n + 1);
+    std::vector<long long> ptr;
+    if (rank == 0) ptr.push_back(0);
+    long long running = nnz.before;
+    for (long long kept : counts.kept) ptr.push_back(running += kept);
+    Write1d(dset, rank == 0 ? 0 : rows.firstRow + 1, (long long)ptr.size(), ptr.data(), H5T_NATIVE_LLONG);
+  }
+  {
+    H5Handle dset = Create1d(group, "dropped_row_sum", H5T_IEEE_F64LE, n);
+    if (n > 0) Write1d(dset, rows.firstRow, rows.rowCount, counts.dropped.data(), H5T_NATIVE_DOUBLE);
+  }
+  H5Handle indices = Create1d(group, "indices", H5T_STD_I64LE, nnz.total);
+  const bool asFloat = precision == Precision::kFloat;
+  H5Handle data = Create1d(group, "data", asFloat ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, nnz.total);
+  if (nnz.total > 0) {
+    long long written = nnz.before;
+    std::vector<long long> columns;
+    std::vector<double> values;
+    std::vector<float> narrow;
+    for (const auto &[begin, end] : RowBlocks(comm, rows.rowCount, n, blockEntries)) {
+      columns.clear();
+      values.clear();
+      narrow.clear();
+      for (long long r = begin; r < end; ++r)
+        for (long long j = 0; j < n; ++j) {
+          const double v = rows.At(r, j);
+          if (!rows.Keeps(v)) continue;
+          columns.push_back(j);
+          if (asFloat) narrow.push_back(float(v));
+          else values.push_back(v);
+        }
+      const long long count = (long long)columns.size();
+      Write1d(indices, written, count, columns.data(), H5T_NATIVE_LLONG);
+      // Converted here, not by HDF5: a type conversion would turn the collective write into independent ones.
+      if (asFloat) Write1d(data, written, count, narrow.data(), H5T_NATIVE_FLOAT);
+      else Write1d(data, written, count, values.data(), H5T_NATIVE_DOUBLE);
+      written += count;
+    }
+  }
+  for (const auto &[k, v] : attributes.strings) WriteStringAttribute(group, k, v);
+  for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(group, k, v);
+}
+
+CsrLayout InspectCsr(hid_t file, const std::string &path, long long n) {
+  const std::vector<hsize_t> ptrDims = Dims(file, path, "/formfactors/indptr", H5T_INTEGER, "integer");
+  const std::vector<hsize_t> idxDims = Dims(file, path, "/formfactors/indices", H5T_INTEGER, "integer");
+  const std::vector<hsize_t> dataDims = Dims(file, path, "/formfactors/data", H5T_FLOAT, "floating point");
+  if (ptrDims.size() != 1 || ptrDims[0] != hsize_t(n + 1))
+    throw InputError(path + ": /formfactors/indptr must have N + 1 = " + std::to_string(n + 1) +
+                     " values for the file's " + std::to_string(n) + " patches");
+  if (idxDims.size() != 1 || dataDims.size() != 1 || idxDims[0] != dataDims[0])
+    throw InputError(path + ": /formfactors/indices and /formfactors/data must be 1-D and of the same length");
+  CsrLayout layout;
+  layout.indptr.resize(size_t(n) + 1);
+  H5Handle ptr(RAD_H5(H5Dopen2(file, "/formfactors/indptr", H5P_DEFAULT)));
+  RAD_H5(H5Dread(ptr, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, layout.indptr.data()));
+  const long long nnz = (long long)idxDims[0];
+  if (layout.indptr[0] != 0) throw InputError(path + ": /formfactors/indptr[0] must be 0");
+  for (long long i = 0; i < n; ++i)
+    if (layout.indptr[size_t(i) + 1] < layout.indptr[size_t(i)])
+      throw InputError(path + ": /formfactors/indptr decreases at row " + std::to_string(i));
+  if (layout.indptr.back() != nnz)
+    throw InputError(path + ": /formfactors/indptr ends at " + std::to_string(layout.indptr.back()) +
+                     " but there are " + std::to_string(nnz) + " entries in /formfactors/data");
+  H5Handle data(RAD_H5(H5Dopen2(file, "/formfactors/data", H5P_DEFAULT)));
+  H5Handle type(RAD_H5(H5Dget_type(data)));
+  layout.dataIsFloat = H5Tget_size(type) <= 4;
+  return layout;
+}
+
+void ReadCsrRows(MPI_Comm comm, hid_t file, const std::string &path, const CsrLayout &layout, long long n,
+                 const std::vector<long long> &rows, std::vector<double> &f64, std::vector<float> &f32) {
+  const bool asFloat = layout.dataIsFloat;
+  if (asFloat) f32.assign(rows.size() * size_t(n), 0.0f);
+  else f64.assign(rows.size() * size_t(n), 0.0);
+  H5Handle indices(RAD_H5(H5Dopen2(file, "/formfactors/indices", H5P_DEFAULT)));
+  H5Handle data(RAD_H5(H5Dopen2(file, "/formfactors/data", H5P_DEFAULT)));
+  H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
+  RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+  const std::vector<long long> &ptr = layout.indptr;
+  bool ok = true;
+  std::string message;
+  std::vector<long long> columns;
+  std::vector<double> values;
+  std::vector<float> narrow;
+  for (const auto &[begin, end] : RowBlocks(comm, (long long)rows.size(), n, kExportBlockEntries)) {
+    // The union of this block's rows as runs of entries (adjacent rows merge: a block of rows is one run).
+    H5Handle fileSpace(RAD_H5(H5Dget_space(indices)));
+    long long entries = 0, runStart = -1, runEnd = -1;
+    bool any = false;
+    auto flush = [&] {
+      if (runEnd <= runStart) return;
+      const hsize_t s[1] = {hsize_t(runStart)}, c[1] = {hsize_t(runEnd - runStart)};
+      RAD_H5(H5Sselect_hyperslab(fileSpace, any ? H5S_SELECT_OR : H5S_SELECT_SET, s, nullptr, c, nullptr));
+      any = true;
+    };
+    for (long long k = begin; k < end; ++k) {
+      const size_t i = size_t(rows[size_t(k)]);
+      const long long a = ptr[i], b = ptr[i + 1];
+      entries += b - a;
+      if (a == runEnd) {
+        runEnd = b;
+      } else {
+        flush();
+        runStart = a;
+        runEnd = b;
+      }
+    }
+    flush();
+    const hsize_t memDims[1] = {hsize_t(std::max<long long>(entries, 1))};
+    H5Handle memSpace(RAD_H5(H5Screate_simple(1, memDims, nullptr)));
+    if (!any) {
+      RAD_H5(H5Sselect_none(fileSpace));
+      RAD_H5(H5Sselect_none(memSpace));
+    }
+    columns.resize(size_t(std::max<long long>(entries, 1)));
+    RAD_H5(H5Dread(indices, H5T_NATIVE_LLONG, memSpace, fileSpace, dxpl, columns.data()));
+    if (asFloat) {
+      narrow.resize(columns.size());
+      RAD_H5(H5Dread(data, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, narrow.data()));
+    } else {
+      values.resize(columns.size());
+      RAD_H5(H5Dread(data, H5T_NATIVE_DOUBLE, memSpace, fileSpace, dxpl, values.data()));
+    }
+    size_t pos = 0;
+    for (long long k = begin; k < end && ok; ++k) {
+      const size_t i = size_t(rows[size_t(k)]);
+      const size_t rowBase = size_t(k) * size_t(n);
+      for (long long e = ptr[i]; e < ptr[i + 1]; ++e, ++pos) {
+        const long long j = columns[pos];
+        if (j < 0 || j >= n) {
+          ok = false;
+          message = path + ": /formfactors/indices: row " + std::to_string(i) + " has column " + std::to_string(j) +
+                    " outside [0, " + std::to_string(n) + ")";
+          break;
+        }
+        if (asFloat) f32[rowBase + size_t(j)] += narrow[pos];
+        else f64[rowBase + size_t(j)] += values[pos];
+      }
+    }
+  }
+  AgreeOrThrow(comm, ok, message);
+}
+
+}  // namespace rad

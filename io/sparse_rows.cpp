@@ -1,0 +1,137 @@
+#include "sparse_rows.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "util/agree.h"
+#include "util/mpi_check.h"
+
+namespace rad {
+
+RowCounts CountRows(const DenseRows &rows) {
+  RowCounts c;
+  c.kept.assign(size_t(rows.rowCount), 0);
+  c.dropped.assign(size_t(rows.rowCount), 0.0);
+  c.rowSum.assign(size_t(rows.rowCount), 0.0);
+  for (long long r = 0; r < rows.rowCount; ++r) {
+    long long kept = 0, dropped = 0;
+    double droppedSum = 0, sum = 0;  // sequential over j: the same on any number of ranks
+    for (long long j = 0; j < rows.n; ++j) {
+      const double v = rows.At(r, j);
+      sum += v;
+      if (rows.Keeps(v)) {
+        ++kept;
+      } else if (v != 0.0) {
+        ++dropped;
+        droppedSum += v;
+      }
+    }
+    c.kept[size_t(r)] = kept;
+    c.dropped[size_t(r)] = droppedSum;
+    c.rowSum[size_t(r)] = sum;
+    c.keptTotal += kept;
+    c.droppedEntries += dropped;
+  }
+  return c;
+}
+
+std::vector<std::pair<long long, long long>> RowBlocks(MPI_Comm comm, long long rowCount, long long n,
+                                                       long long blockEntries) {
+  const long long rowsPerBlock = std::max<long long>(1, blockEntries / std::max<long long>(n, 1));
+  std::vector<std::pair<long long, long long>> blocks;
+  for (long long begin = 0; begin < rowCount; begin += rowsPerBlock)
+    blocks.push_back({begin, std::min(rowCount, begin + rowsPerBlock)});
+  long long mine = (long long)blocks.size(), most = 0;
+  RAD_MPI(MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, comm));
+  while ((long long)blocks.size() < most) blocks.push_back({rowCount, rowCount});
+  return blocks;
+}
+
+RankOffset ExclusiveScan(MPI_Comm comm, long long value) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  RankOffset o;
+  RAD_MPI(MPI_Exscan(&value, &o.before, 1, MPI_LONG_LONG, MPI_SUM, comm));
+  if (rank == 0) o.before = 0;  // MPI_Exscan leaves rank 0's result undefined
+  RAD_MPI(MPI_Allreduce(&value, &o.total, 1, MPI_LONG_LONG, MPI_SUM, comm));
+  return o;
+}
+
+DropSummary SummariseDrops(MPI_Comm comm, const DenseRows &rows, const RowCounts &counts) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  DropSummary s;
+  long long local[2] = {counts.droppedEntries, counts.keptTotal}, global[2] = {0, 0};
+  RAD_MPI(MPI_Allreduce(local, global, 2, MPI_LONG_LONG, MPI_SUM, comm));
+  s.entries = global[0];
+  s.kept = global[1];
+  // N doubles twice on rank 0: small next to the rows themselves.
+  int mine = int(rows.rowCount);
+  std::vector<int> counts0(static_cast<size_t>(size)), displs(static_cast<size_t>(size), 0);
+  RAD_MPI(MPI_Gather(&mine, 1, MPI_INT, counts0.data(), 1, MPI_INT, 0, comm));
+  for (int r = 1; r < size; ++r) displs[size_t(r)] = displs[size_t(r) - 1] + counts0[size_t(r) - 1];
+  std::vector<double> dropped(rank == 0 ? size_t(rows.n) : 0), sums(rank == 0 ? size_t(rows.n) : 0);
+  RAD_MPI(MPI_Gatherv(counts.dropped.data(), mine, MPI_DOUBLE, dropped.data(), counts0.data(), displs.data(),
+                      MPI_DOUBLE, 0, comm));
+  RAD_MPI(MPI_Gatherv(counts.rowSum.data(), mine, MPI_DOUBLE, sums.data(), counts0.data(), displs.data(), MPI_DOUBLE,
+                      0, comm));
+  double figures[6] = {0, 0, 0, 0, 0, 0};  // min, mean, max, total, matrix sum, row of the max
+  if (rank == 0 && rows.n > 0) {
+    double mn = dropped[0], mx = dropped[0], total = 0, matrix = 0;
+    long long at = 0;
+    for (long long i = 0; i < rows.n; ++i) {
+      const double d = dropped[size_t(i)];
+      mn = std::min(mn, d);
+      if (d > mx) {  // strict: the lowest row wins ties
+        mx = d;
+        at = i;
+      }
+      total += d;
+      matrix += sums[size_t(i)];
+    }
+    figures[0] = mn;
+    figures[1] = total / double(rows.n);
+    figures[2] = mx;
+    figures[3] = total;
+    figures[4] = matrix;
+    figures[5] = double(at);
+  }
+  RAD_MPI(MPI_Bcast(figures, 6, MPI_DOUBLE, 0, comm));
+  s.minRow = figures[0];
+  s.meanRow = figures[1];
+  s.maxRow = figures[2];
+  s.total = figures[3];
+  s.matrixSum = figures[4];
+  s.maxRowIndex = (long long)figures[5];
+  return s;
+}
+
+PartialFile::PartialFile(MPI_Comm comm, const std::string &path)
+    : comm_(comm), path_(path), partial_(path + ".partial") {}
+
+PartialFile::~PartialFile() {
+  if (committed_) return;
+  if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  if (rank == 0) std::remove(partial_.c_str());
+}
+
+MPI_File PartialFile::Open() {
+  const int rc = MPI_File_open(comm_, partial_.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh_);
+  if (rc != MPI_SUCCESS) fh_ = MPI_FILE_NULL;
+  AgreeOrThrow(comm_, rc == MPI_SUCCESS,
+               path_ + ": cannot create the output file (does its folder exist and is it writable?)");
+  RAD_MPI(MPI_File_set_size(fh_, 0));  // truncate an older file of the same name
+  return fh_;
+}
+
+void PartialFile::Commit() {
+  RAD_MPI(MPI_File_close(&fh_));
+  fh_ = MPI_FILE_NULL;
+  RenameIntoPlace(comm_, partial_, path_);
+  committed_ = true;
+}
+
+}  // namespace rad

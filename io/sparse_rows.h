@@ -1,0 +1,112 @@
+// What the sparse exporters and importers share: a rank's contiguous block of dense rows seen as a sparse
+// matrix (entries that are zero or below the drop threshold are left out), row blocks for streaming, the
+// offsets of each rank's part of a file, and scattering read entries into a rank's dense rows.
+//
+// The dense rows stay the only large allocation (N^2 x bytes / P per rank); each exporter formats one row block
+// at a time into a buffer of at most about `blockEntries` entries and writes it collectively.
+#pragma once
+
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "radiosity_file.h"
+
+namespace rad {
+
+// Entries per streamed row block (~2M entries: 32 MiB of indices and values, ~100 MiB of MatrixMarket text).
+constexpr long long kExportBlockEntries = 2LL << 20;
+
+// This rank's rows [firstRow, firstRow + rowCount) of an n x n matrix, row-major, in one of two precisions.
+struct DenseRows {
+  long long n = 0;
+  long long firstRow = 0;
+  long long rowCount = 0;
+  const double *f64 = nullptr;  // exactly one of f64 / f32
+  const float *f32 = nullptr;
+  double dropBelow = 0;  // entries with |F_ij| < dropBelow are dropped (0: nothing is dropped)
+
+  double At(long long localRow, long long j) const {
+    const size_t k = size_t(localRow) * size_t(n) + size_t(j);
+    return f64 ? f64[k] : double(f32[k]);
+  }
+  // Exact zeros are never stored; entries below the threshold in magnitude are dropped.
+  bool Keeps(double v) const { return v != 0.0 && !(std::fabs(v) < dropBelow); }
+};
+
+// Per local row: entries kept, and the signed sum of the nonzero entries dropped (the energy lost per row).
+struct RowCounts {
+  std::vector<long long> kept;
+  std::vector<double> dropped;
+  std::vector<double> rowSum;    // all entries, kept and dropped
+  long long keptTotal = 0;       // this rank
+  long long droppedEntries = 0;  // this rank
+};
+RowCounts CountRows(const DenseRows &rows);
+
+// Collective: this rank's rows in blocks [begin, end) of at most `blockEntries` entries (at least one row), and
+// as many blocks on every rank (trailing empty blocks), as collective I/O needs.
+std::vector<std::pair<long long, long long>> RowBlocks(MPI_Comm comm, long long rowCount, long long n,
+                                                       long long blockEntries);
+
+// Collective: the sum of `value` over lower ranks, and over all ranks.
+struct RankOffset {
+  long long before = 0, total = 0;
+};
+RankOffset ExclusiveScan(MPI_Comm comm, long long value);
+
+// Summary over all rows of the dropped energy (collective): min / mean / max of the per-row sums and the row with
+// the max (lowest such row). `rows` must be the block distribution (rank order = row order); the per-row sums are
+// gathered and added in row order, so the figures do not depend on the number of ranks.
+struct DropSummary {
+  double minRow = 0, meanRow = 0, maxRow = 0, total = 0, matrixSum = 0;
+  long long maxRowIndex = 0, entries = 0, kept = 0;
+};
+DropSummary SummariseDrops(MPI_Comm comm, const DenseRows &rows, const RowCounts &counts);
+
+// A rank's rows as read by `solve` (any distribution: an evenly spaced sequence), for scattering entries read
+// from a sparse file into dense rows.
+class RowLookup {
+ public:
+  explicit RowLookup(const std::vector<long long> &rows) : seq_(AsSequence(rows)) {}
+  // Local index of global row i, or -1 if this rank does not own it.
+  long long Local(long long i) const {
+    const long long d = i - seq_.first;
+    if (d < 0 || d % seq_.step != 0) return -1;
+    const long long k = d / seq_.step;
+    return k < seq_.count ? k : -1;
+  }
+
+ private:
+  RowSequence seq_;
+};
+
+// Byte order of the PETSc format (big-endian) on a little-endian host (x86-64, ppc64le, aarch64).
+inline uint32_t ByteSwap32(uint32_t v) { return __builtin_bswap32(v); }
+inline uint64_t ByteSwap64(uint64_t v) { return __builtin_bswap64(v); }
+
+// A file written through MPI I/O under "<path>.partial": removed by rank 0 unless Commit() renamed it into place.
+class PartialFile {
+ public:
+  PartialFile(MPI_Comm comm, const std::string &path);
+  ~PartialFile();
+  PartialFile(const PartialFile &) = delete;
+  PartialFile &operator=(const PartialFile &) = delete;
+  const std::string &Partial() const { return partial_; }
+  // Collective: opens the partial file for writing (truncated); InputError on every rank if it cannot be created.
+  MPI_File Open();
+  // Collective: closes it and renames it into place.
+  void Commit();
+
+ private:
+  MPI_Comm comm_;
+  std::string path_, partial_;
+  MPI_File fh_ = MPI_FILE_NULL;
+  bool committed_ = false;
+};
+
+}  // namespace rad

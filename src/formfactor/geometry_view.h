@@ -1,0 +1,33 @@
+// The form-factor geometry as plain pointers and counts: what the pair kernels read, on the host (pointing into
+// a FormFactorGeometry) and on the GPU (pointing into device copies of the same arrays).
+#pragma once
+
+#include <cstdint>
+
+#include "formfactor/geometry.h"
+
+namespace rad {
+
+struct GeometryView {
+  const Patch *patches = nullptr;
+  long long patchCount = 0;
+  const Occluder *occluders = nullptr;
+  int faceCount = 0;
+  bool hasFacePairCandidates = false;
+  const int64_t *candidateStart = nullptr;  // faceCount^2 + 1 entries when hasFacePairCandidates
+  const int32_t *candidates = nullptr;
+};
+
+inline GeometryView ViewOf(const FormFactorGeometry &g) {
+  GeometryView v;
+  v.patches = g.patches.data();
+  v.patchCount = (long long)g.patches.size();
+  v.occluders = g.occluders.data();
+  v.faceCount = g.faceCount;
+  v.hasFacePairCandidates = g.hasFacePairCandidates;
+  v.candidateStart = g.candidateStart.data();
+  v.candidates = g.candidates.data();
+  return v;
+}
+
+}  // namespace rad

@@ -1,0 +1,44 @@
+// The per-entry steps of the form-factor computation as the GPU runs them, written once (RAD_HD) so that the
+// same code runs in CUDA kernels (cuda/gpu_form_factors.cu) and on the host (kernel_form_factors.h), where the
+// tests compare it with the CPU backend:
+//   1. UnoccludedEntry: the unoccluded factor of one (row, column) entry and whether a shaft could not prove the
+//      pair clear (pair.h, the CPU backend's own code);
+//   2. VisibilityOfEntry: the visible fraction of such a pair by the CPU's estimator (visibility.h) with the
+//      same counter-based random numbers, its shadow rays traced on the project's BVH (accel/) instead of Embree.
+#pragma once
+
+#include <cstdint>
+
+#include "accel/bvh.h"
+#include "accel/bvh_traversal.h"
+#include "formfactor/geometry_view.h"
+#include "formfactor/pair.h"
+#include "formfactor/visibility.h"
+#include "util/hd.h"
+
+namespace rad {
+
+// Shadow-ray test on the BVH, as a function object (device code cannot take host lambdas).
+struct BvhSegmentOccluded {
+  BvhView bvh;
+  RAD_HD bool operator()(Vec3 from, Vec3 to) const { return SegmentOccludedBvh(bvh, from, to); }
+};
+
+// Entry (i, j): writes the unoccluded factor and whether it needs rays; returns the contour evaluations.
+RAD_HD inline int UnoccludedEntry(const GeometryView &g, int i, int j, const QuadratureSettings &q, double &value,
+                                  uint8_t &needsRays) {
+  const PairResult p = UnoccludedPair(g, i, j, q);
+  value = p.unoccluded;
+  needsRays = p.needsRays ? 1 : 0;
+  return p.evaluations;
+}
+
+// The visible fraction of pair (i, j); `raysTraced` receives the shadow rays it traced.
+RAD_HD inline double VisibilityOfEntry(const GeometryView &g, const BvhView &bvh, int i, int j, uint64_t seed,
+                                       uint32_t shadowRays, uint32_t &raysTraced) {
+  raysTraced = 0;
+  return VisibleFraction(g.patches[i], g.patches[j], uint32_t(i), uint32_t(j), seed, shadowRays,
+                         BvhSegmentOccluded{bvh}, raysTraced);
+}
+
+}  // namespace rad
