@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# GPU benchmark (issue 4), for a machine with a CUDA device (one rank, one GPU):
+#  - form factors of the reference scene (meshes/cornell_sphere.obj) at subdiv 3 (2944 patches, the paper's
+#    workload: 32 shadow rays per pair that may be occluded) and 4 (11776 patches): time per phase, shadow
+#    rays per second, and agreement with the CPU backend (largest entry difference, entries that differ);
+#  - the solver on the GPU against a device-to-device copy measured in the same run (radiosity_bench_gpu_solver);
+#  - the BVH's rays per second on the device against Embree on the host (radiosity_bench_bvh).
+#   bash jobs/bench/gpu.sh [SUBDIV ...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${RAD_BUILD_DIR:-build}
+[ -x "$build/radiosity" ] || bash jobs/setup.sh >/dev/null
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+if ! "$build/radiosity" --version | grep -q "gpu (CUDA"; then
+  echo "gpu benchmark: this build has no CUDA backend (nvcc was not found when it was configured)" >&2; exit 1
+fi
+if "$build/radiosity" --version | grep -q "devices: 0"; then
+  echo "gpu benchmark: no CUDA device: $("$build/radiosity" --version | tail -1)" >&2; exit 1
+fi
+subdivs=("$@")
+[ ${#subdivs[@]} -gt 0 ] || subdivs=(3 4)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+echo "gpu benchmark, $(date -u +%FT%TZ)"
+"$build/radiosity" --version
+for subdiv in "${subdivs[@]}"; do
+  for backend in gpu cpu; do
+    start=$(date +%s.%N)
+    mpirun --bind-to none -n 1 "$build/radiosity" formfactors --input meshes/cornell_sphere.obj --subdiv "$subdiv" \
+      --shadow-rays 32 --backend "$backend" --output "$out/F_$backend.h5" --timings "$out/t_$backend.json" --quiet
+    end=$(date +%s.%N)
+    /usr/bin/python3 - "$out/t_$backend.json" "$backend" "$subdiv" "$start" "$end" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1])); backend, subdiv = sys.argv[2], sys.argv[3]
+wall = float(sys.argv[5]) - float(sys.argv[4])
+total = [p for p in t["phases"] if p["name"] == "total"][0]["max"]
+print(f"\nsubdiv {subdiv}, {backend}: total {total:.3f} s (wall with start-up {wall:.2f} s)")
+for p in t["phases"]:
+    print(f"  {p['name']:<20} {p['max']:9.4f} s  {100 * p['share']:5.1f} %")
+c = t["counters"]
+print(f"  shadow rays {c['shadow rays']:.4g}, per second {t['parameters']['shadow rays per second']}")
+PY
+  done
+  /usr/bin/python3 - "$out/F_gpu.h5" "$out/F_cpu.h5" <<'PY'
+import sys, h5py, numpy as np
+g = h5py.File(sys.argv[1], "r")["formfactors/F"][:]; c = h5py.File(sys.argv[2], "r")["formfactors/F"][:]
+d = np.abs(g - c)
+print(f"  GPU vs CPU: largest entry difference {d.max():.3g}, entries differing by > 1e-9: "
+      f"{int((d > 1e-9).sum())} of {d.size}; row sums differ by at most {np.abs(g.sum(1) - c.sum(1)).max():.3g}")
+PY
+done
+echo
+mpirun -n 1 "$build/radiosity_bench_gpu_solver" 2944 11776
+echo
+"$build/radiosity_bench_bvh" meshes/cornell_sphere.obj 3 4000000 "$(nproc)"
