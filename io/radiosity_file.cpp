@@ -169,6 +169,22 @@ void RadiosityFileWriter::WriteRadiosity(const std::vector<double> &radiance, co
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(group, k, v);
 }
 
+void RadiosityFileWriter::WritePathTrace(const std::vector<double> &radiance, const std::vector<double> &standardError,
+                                         const Attributes &attributes) {
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  RAD_CHECK(rank != 0 || radiance.size() == standardError.size(), "WritePathTrace: B and stderr differ in size");
+  H5Handle group(RAD_H5(H5Gcreate2(file_, "pathtrace", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  // Every rank must create the datasets with the same shape; only rank 0 holds the data.
+  unsigned long long n = radiance.size() / 3;
+  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_);
+  WriteFromRankZero(group, "B", H5T_IEEE_F64LE, {hsize_t(n), 3}, radiance.data(), H5T_NATIVE_DOUBLE, rank == 0);
+  WriteFromRankZero(group, "stderr", H5T_IEEE_F64LE, {hsize_t(n), 3}, standardError.data(), H5T_NATIVE_DOUBLE,
+                    rank == 0);
+  for (const auto &[k, v] : attributes.strings) WriteStringAttribute(group, k, v);
+  for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(group, k, v);
+}
+
 void RadiosityFileWriter::WriteFileAttributes(const Attributes &attributes) {
   for (const auto &[k, v] : attributes.strings) WriteStringAttribute(file_, k, v);
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(file_, k, v);

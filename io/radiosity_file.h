@@ -44,6 +44,12 @@ class RadiosityFileWriter {
   void WriteRadiosity(const std::vector<double> &radiance, const std::vector<double> &residuals,
                       const Attributes &attributes);
 
+  // Collective; rank 0 supplies the data. A Monte Carlo estimate of each patch's outgoing radiance (the path
+  // tracer's): `/pathtrace/B` [n][3], read like `/radiosity/B`, and its standard error `/pathtrace/stderr`
+  // [n][3]; the attributes go on the /pathtrace group.
+  void WritePathTrace(const std::vector<double> &radiance, const std::vector<double> &standardError,
+                      const Attributes &attributes);
+
   // Collective: attributes of the file itself (root group), e.g. the input scene.
   void WriteFileAttributes(const Attributes &attributes);
 

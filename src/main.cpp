@@ -25,6 +25,8 @@ int main(int argc, char **argv) {
         {"info", rad::AddInfoCommand(app)},
         {"compare", rad::AddCompareCommand(app)},
         {"export", rad::AddExportCommand(app)},
+        {"pathtrace", rad::AddPathTraceCommand(app)},
+        {"vpl", rad::AddVplCommand(app)},
     };
     // --version works without a subcommand.
     app.preparse_callback([&](size_t) {

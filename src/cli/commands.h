@@ -19,6 +19,8 @@ CommandRunner AddRunCommand(CLI::App &app);
 CommandRunner AddInfoCommand(CLI::App &app);
 CommandRunner AddCompareCommand(CLI::App &app);
 CommandRunner AddExportCommand(CLI::App &app);
+CommandRunner AddPathTraceCommand(CLI::App &app);
+CommandRunner AddVplCommand(CLI::App &app);
 
 // Shared helpers for commands.
 int WorldRank();

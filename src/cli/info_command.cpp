@@ -95,6 +95,7 @@ CommandRunner AddInfoCommand(CLI::App &app) {
     if (file.Has("/formfactors/F")) PrintFormFactorSummary(file);
     else if (file.Has("/formfactors/indptr")) PrintCsrSummary(file);
     if (file.Has("/radiosity/B")) std::printf("radiosity/B: present\n");
+    if (file.Has("/pathtrace/B")) std::printf("pathtrace/B, pathtrace/stderr: present (path-traced patch estimates)\n");
     return file.Complete() ? 0 : 1;
   };
 }

@@ -17,7 +17,7 @@
 
 namespace rad {
 
-void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o) {
+void AddCameraOptions(CLI::App &cmd, CameraOptions &o) {
   auto *camera = cmd.add_option("--camera", o.camera, "Camera JSON file (CONTRACTS.md)")->check(CLI::ExistingFile);
   auto *position = cmd.add_option("--camera-position", o.position, "Camera position x y z")->expected(3);
   auto *target = cmd.add_option("--camera-target", o.target, "Point the camera looks at, x y z")->expected(3);
@@ -29,6 +29,10 @@ void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o) {
       ->check(CLI::Range(0.0, 180.0));
   cmd.add_option("--width", o.width, "Image width in pixels (default: the camera's, or 512)")->check(CLI::Range(1, 16384));
   cmd.add_option("--height", o.height, "Image height in pixels (default: the camera's, or 512)")->check(CLI::Range(1, 16384));
+}
+
+void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o) {
+  AddCameraOptions(cmd, o);
   cmd.add_option("--spp", o.samplesPerPixel, "Jittered samples per pixel (antialiasing)")->capture_default_str()
       ->check(CLI::Range(1, 4096));
   cmd.add_option("--shading", o.shading,
@@ -38,7 +42,7 @@ void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o) {
       ->capture_default_str();
 }
 
-Camera ChooseCamera(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::string &scene,
+Camera ChooseCamera(const CameraOptions &o, const std::vector<Patch> &patches, const std::string &scene,
                     std::string *how) {
   Camera camera;
   if (!o.camera.empty()) {

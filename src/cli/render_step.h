@@ -14,11 +14,15 @@
 
 namespace rad {
 
-struct RenderStepOptions {
+// Where the camera is and the image size: shared by every command that makes an image (render, run, pathtrace).
+struct CameraOptions {
   std::string camera;                     // camera JSON file
   std::vector<double> position, target, up;
   double fovY = 0;                        // 0: the camera file's, or 40 degrees
   int width = 0, height = 0;              // 0: the camera file's, or 512
+};
+
+struct RenderStepOptions : CameraOptions {
   int samplesPerPixel = 16;
   std::string shading = "smooth";
   double exposure = 0;
@@ -27,12 +31,15 @@ struct RenderStepOptions {
   Backend backend = Backend::kCpu;        // resolved by the command (--backend)
 };
 
+// --camera, --camera-position/-target/-up, --fov-y, --width, --height.
+void AddCameraOptions(CLI::App &cmd, CameraOptions &o);
+// The camera options, then --spp, --shading and --exposure.
 void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o);
 
 // The camera, in order of preference: --camera FILE; --camera-position/--camera-target; the scene's own
 // "<scene>.camera.json" next to the OBJ file (the bundled scenes' published cameras); one that frames the scene.
 // `how` says which, for the log.
-Camera ChooseCamera(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::string &scene,
+Camera ChooseCamera(const CameraOptions &o, const std::vector<Patch> &patches, const std::string &scene,
                     std::string *how);
 
 // Checks on rank 0 that the output folders exist (every rank fails alike).

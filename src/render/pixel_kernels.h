@@ -44,17 +44,18 @@ RAD_HD RAD_INLINE double RadicalInverse2(uint32_t i) {
 
 // Where sample `s` of a pixel falls inside it, in [0,1)^2. A square sample count gets jittered strata (one
 // random point in each cell of an m x m grid); any other count a Hammersley set shifted by one random offset
-// per pixel (Cranley-Patterson rotation). The numbers depend only on (seed, pixel, sample).
+// per pixel (Cranley-Patterson rotation). The numbers depend only on (seed, pixel, sample); `stream` keeps
+// those of other users (e.g. the path tracer) apart from the renderer's.
 RAD_HD RAD_INLINE void SampleOffset(uint64_t seed, uint64_t pixel, int s, int samples, int strata, double &dx,
-                                    double &dy) {
+                                    double &dy, uint32_t stream = kRenderStream) {
   const uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
   const uint32_t p0 = uint32_t(pixel), p1 = uint32_t(pixel >> 32);
   if (strata * strata == samples) {
-    const Philox4x32 r = Philox(p0, p1, uint32_t(s), kRenderStream, k0, k1);
+    const Philox4x32 r = Philox(p0, p1, uint32_t(s), stream, k0, k1);
     dx = (s % strata + ToUnit(r.v[0])) / strata;
     dy = (s / strata + ToUnit(r.v[1])) / strata;
   } else {
-    const Philox4x32 r = Philox(p0, p1, 0, kRenderStream, k0, k1);
+    const Philox4x32 r = Philox(p0, p1, 0, stream, k0, k1);
     const double x = (s + 0.5) / samples + ToUnit(r.v[0]), y = RadicalInverse2(uint32_t(s)) + ToUnit(r.v[1]);
     dx = x - floor(x);
     dy = y - floor(y);

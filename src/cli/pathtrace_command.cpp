@@ -1,0 +1,211 @@
+// `radiosity pathtrace`: scene -> reference image (PNG, EXR) by unbiased path tracing, and/or a Monte Carlo
+// estimate of every patch's outgoing radiance (HDF5, /pathtrace/B and /pathtrace/stderr), in the radiance units
+// of the radiosity solution, to check it against.
+#include <tbb/global_control.h>
+
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/render_step.h"
+#include "image_io.h"
+#include "pathtrace/patch_estimates.h"
+#include "pathtrace/path_trace_image.h"
+#include "pathtrace/path_tracer.h"
+#include "radiosity_file.h"
+#include "scene/patch.h"
+#include "scene/scene.h"
+#include "util/agree.h"
+#include "util/error.h"
+#include "util/timers.h"
+
+namespace rad {
+
+namespace {
+
+struct PathTraceCommandOptions {
+  std::string input, png, exr, patchEstimates, timings;
+  CameraOptions camera;
+  int samplesPerPixel = 64;
+  int maxDepth = 64;
+  int rouletteDepth = 3;
+  double rouletteThreshold = 0.1;
+  int patchSamples = 64;
+  int subdiv = 0;
+  unsigned long long seed = 1;
+  double exposure = 0;
+  int threads = 0;
+  bool quiet = false;
+};
+
+std::string Format(const char *format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+// Rates over the slowest rank's time for `phase`; rank 0 prints them; they also go into the report.
+void ReportRates(const std::string &what, double items, const RayCounts &rays, double seconds, bool quiet,
+                 std::vector<std::pair<std::string, std::string>> &extra) {
+  double local[3] = {double(rays.primary + rays.bounce), double(rays.shadow), seconds}, all[3] = {0, 0, 0};
+  MPI_Allreduce(local, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&local[2], &all[2], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const double totalRays = all[0] + all[1], slowest = all[2];
+  const double itemRate = slowest > 0 ? items / slowest : 0, rayRate = slowest > 0 ? totalRays / slowest : 0;
+  if (WorldRank() == 0 && !quiet)
+    std::fprintf(stderr, "radiosity: pathtrace: %s: %.0f samples in %.3f s: %.4g samples/s, %.4g rays/s "
+                 "(%.0f closest-hit + %.0f shadow rays, %.2f rays per sample)\n",
+                 what.c_str(), items, slowest, itemRate, rayRate, all[0], all[1], items > 0 ? totalRays / items : 0);
+  extra.push_back({what + " samples", Format("%.0f", items)});
+  extra.push_back({what + " samples per second", Format("%.4g", itemRate)});
+  extra.push_back({what + " rays", Format("%.0f", totalRays)});
+  extra.push_back({what + " rays per second", Format("%.4g", rayRate)});
+}
+
+int RunPathTraceCommand(const PathTraceCommandOptions &o) {
+  const double start = Now();
+  PhaseTimers timers;
+  const int rank = WorldRank();
+  if (o.png.empty() && o.exr.empty() && o.patchEstimates.empty())
+    throw InputError("nothing to do: give --output (PNG), --exr and/or --patch-estimates");
+  if (!o.png.empty()) CheckOutputPath("--output", o.png);
+  if (!o.exr.empty()) CheckOutputPath("--exr", o.exr);
+  if (!o.patchEstimates.empty()) CheckOutputPath("--patch-estimates", o.patchEstimates);
+  if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
+  std::string threadNote;
+  const int threads = DefaultThreadsPerRank(o.threads, &threadNote);
+  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads));
+  if (rank == 0 && !o.quiet && !threadNote.empty()) std::fprintf(stderr, "radiosity: note: %s\n", threadNote.c_str());
+
+  Scene scene;
+  std::vector<Patch> patches;
+  {
+    ScopedPhase phase(timers, "scene load");
+    scene = LoadScene(o.input);  // every rank reads it; a bad file fails on every rank alike
+    if (CountPatches(scene, o.subdiv) > std::numeric_limits<int32_t>::max())
+      throw InputError(o.input + ": --subdiv " + std::to_string(o.subdiv) + " gives too many patches");
+    patches = MakePatches(scene, o.subdiv);
+  }
+  PathTraceSettings settings;
+  settings.maxDepth = o.maxDepth;
+  settings.rouletteDepth = o.rouletteDepth;
+  settings.rouletteThreshold = o.rouletteThreshold;
+  std::unique_ptr<PathTracer> tracer;
+  {
+    ScopedPhase phase(timers, "BVH");
+    tracer = std::make_unique<PathTracer>(scene, settings);
+  }
+  bool emitters = false;
+  for (const Face &f : scene.faces)
+    emitters = emitters || RgbLuminance(scene.materials[size_t(f.material)].emission) > 0;
+  if (rank == 0 && !o.quiet) {
+    std::fprintf(stderr, "radiosity: pathtrace: %s: %zu polygons, %d rank(s) x %d thread(s), max depth %d, "
+                 "Russian roulette after %d bounces\n",
+                 o.input.c_str(), scene.faces.size(), WorldSize(), threads, o.maxDepth, o.rouletteDepth);
+    if (!emitters) std::fprintf(stderr, "radiosity: warning: %s has no emitter (Ke > 0): everything is black\n",
+                                o.input.c_str());
+  }
+
+  std::vector<std::pair<std::string, std::string>> extra;
+  if (!o.png.empty() || !o.exr.empty()) {
+    std::string how;
+    const Camera camera = ChooseCamera(o.camera, patches, o.input, &how);
+    if (rank == 0 && !o.quiet)
+      std::fprintf(stderr, "radiosity: pathtrace: %dx%d, %d samples per pixel, %s\n", camera.width, camera.height,
+                   o.samplesPerPixel, how.c_str());
+    RayCounts rays;
+    Image image;
+    const double begin = Now();
+    {
+      ScopedPhase phase(timers, "path trace");
+      image = RenderPathTraced(MPI_COMM_WORLD, *tracer, camera, o.samplesPerPixel, o.seed, &rays, !o.quiet);
+    }
+    ReportRates("image", double(camera.width) * camera.height * o.samplesPerPixel, rays, Now() - begin, o.quiet,
+                extra);
+    ScopedPhase phase(timers, "image I/O");
+    OnRankZero(MPI_COMM_WORLD, [&] {
+      if (!o.png.empty()) WritePng(o.png, image, o.exposure);
+      if (!o.exr.empty()) WriteExr(o.exr, image);
+    });
+  }
+
+  if (!o.patchEstimates.empty()) {
+    if (rank == 0 && !o.quiet)
+      std::fprintf(stderr, "radiosity: pathtrace: patch estimates: %zu patches (subdiv %d) x %d points\n",
+                   patches.size(), o.subdiv, o.patchSamples);
+    RayCounts rays;
+    PatchEstimates estimates;
+    const double begin = Now();
+    {
+      ScopedPhase phase(timers, "patch estimates");
+      estimates = EstimatePatches(MPI_COMM_WORLD, *tracer, patches, o.patchSamples, o.seed, &rays, !o.quiet);
+    }
+    ReportRates("patch estimates", double(patches.size()) * o.patchSamples, rays, Now() - begin, o.quiet, extra);
+    ScopedPhase phase(timers, "output I/O");
+    RadiosityFileWriter writer(MPI_COMM_WORLD, o.patchEstimates);
+    Attributes file;
+    file.strings["input"] = o.input;
+    writer.WriteFileAttributes(file);
+    writer.WritePatches(patches);
+    Attributes group;
+    group.strings["method"] = "path tracing: stratified points per patch, cosine-weighted bounces, next-event "
+                              "estimation, Russian roulette";
+    group.numbers["points_per_patch"] = o.patchSamples;
+    group.numbers["max_depth"] = o.maxDepth;
+    group.numbers["roulette_depth"] = o.rouletteDepth;
+    group.numbers["roulette_threshold"] = o.rouletteThreshold;
+    group.numbers["subdiv"] = o.subdiv;
+    group.numbers["seed"] = double(o.seed);
+    writer.WritePathTrace(estimates.radiance, estimates.standardError, group);
+    writer.Commit();
+  }
+
+  timers.Add("total", Now() - start);
+  extra.push_back({"patches", std::to_string(patches.size())});
+  extra.push_back({"threads per rank", std::to_string(threads)});
+  extra.push_back({"input", o.input});
+  if (!o.quiet || !o.timings.empty()) timers.Report(MPI_COMM_WORLD, "pathtrace", "total", o.timings, extra);
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner AddPathTraceCommand(CLI::App &app) {
+  auto *cmd = app.add_subcommand(
+      "pathtrace", "Reference image and per-patch radiance by unbiased path tracing (CPU), in radiosity's units");
+  auto o = std::make_shared<PathTraceCommandOptions>();
+  cmd->add_option("--input", o->input, "Scene: OBJ file (with its MTL)")->required();
+  cmd->add_option("--output", o->png, "PNG image to write (8-bit sRGB)");
+  cmd->add_option("--exr", o->exr, "Linear HDR image to write (OpenEXR, float32 RGB radiance)");
+  AddCameraOptions(*cmd, o->camera);
+  cmd->add_option("--spp", o->samplesPerPixel, "Paths per pixel (jittered over the pixel)")->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--exposure", o->exposure, "PNG only: scale radiance by 2^exposure before sRGB encoding")
+      ->capture_default_str();
+  cmd->add_option("--max-depth", o->maxDepth,
+                  "Most bounces of a path (0: emitters only, 1: direct light; the bias is at most Kd_max^depth)")
+      ->capture_default_str()->check(CLI::Range(0, 100000));
+  cmd->add_option("--roulette-depth", o->rouletteDepth, "Bounces before Russian roulette may end a path")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--roulette-threshold", o->rouletteThreshold,
+                  "Russian roulette spares paths whose throughput is at least this and raises survivors' to it")
+      ->capture_default_str()->check(CLI::Range(1e-6, 1.0));
+  cmd->add_option("--seed", o->seed, "Seed of the counter-based random numbers")->capture_default_str();
+  cmd->add_option("--patch-estimates", o->patchEstimates,
+                  "Also write a Monte Carlo estimate of every patch's outgoing radiance with its standard error "
+                  "(HDF5: /patches, /pathtrace/B, /pathtrace/stderr)");
+  cmd->add_option("--patch-samples", o->patchSamples, "Stratified points per patch for --patch-estimates")
+      ->capture_default_str()->check(CLI::Range(2, 1 << 24));
+  cmd->add_option("--subdiv", o->subdiv,
+                  "Patches of --patch-estimates: every polygon split into 4^K (as `formfactors --subdiv`)")
+      ->capture_default_str()->check(CLI::Range(0, 10));
+  cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
+  cmd->add_flag("--quiet", o->quiet, "No progress lines");
+  return [o]() { return RunPathTraceCommand(*o); };
+}
+
+}  // namespace rad

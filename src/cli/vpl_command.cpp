@@ -1,0 +1,121 @@
+// `radiosity vpl`: instant radiosity (virtual point lights) image of a scene, an independent check of the
+// radiosity pipeline's images, with the three published accelerations as options.
+#include <tbb/global_control.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/render_step.h"
+#include "image_io.h"
+#include "scene/patch.h"
+#include "scene/scene.h"
+#include "util/agree.h"
+#include "util/error.h"
+#include "util/mpi_check.h"
+#include "vpl/vpl_renderer.h"
+
+namespace rad {
+
+namespace {
+
+struct VplCommandOptions {
+  std::string input, timings;
+  int threads = 0;
+  bool quiet = false;
+  VplOptions vpl;
+  RenderStepOptions step;
+};
+
+int RunVplCommand(VplCommandOptions o) {
+  const double start = Now();
+  PhaseTimers timers;
+  if (o.step.png.empty() && o.step.exr.empty()) throw InputError("vpl: give --output PNG and/or --exr EXR");
+  CheckRenderOutputs(o.step);
+  if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
+  const int threads = DefaultThreadsPerRank(o.threads);
+  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads));
+
+  std::vector<Patch> patches;
+  {
+    ScopedPhase phase(timers, "input I/O");
+    patches = MakePatches(LoadScene(o.input), 0);  // every rank; a bad scene fails alike
+  }
+  std::string how;
+  const Camera camera = ChooseCamera(o.step, patches, o.input, &how);
+  o.vpl.samplesPerPixel = o.step.samplesPerPixel;
+  o.vpl.seed = o.step.seed;
+  CheckVplOptions(o.vpl, camera);
+  if (WorldRank() == 0 && !o.quiet)
+    std::fprintf(stderr, "radiosity: vpl: %dx%d, %d sample(s) per pixel, %lld paths, %d bounces%s%s%s, %s\n",
+                 camera.width, camera.height, o.vpl.samplesPerPixel, o.vpl.paths, o.vpl.bounces,
+                 o.vpl.imperfectVisibility ? ", imperfect visibility" : "",
+                 o.vpl.indirectScale > 1 ? (", indirect at 1/" + std::to_string(o.vpl.indirectScale)).c_str() : "",
+                 o.vpl.interleave ? ", interleaved 3x3" : "", how.c_str());
+  VplStats stats;
+  Image image;
+  {
+    ScopedPhase phase(timers, "render");
+    image = RenderVpl(MPI_COMM_WORLD, patches, camera, o.vpl, timers, &stats);
+  }
+  {
+    ScopedPhase phase(timers, "image I/O");
+    OnRankZero(MPI_COMM_WORLD, [&] {
+      if (!o.step.png.empty()) WritePng(o.step.png, image, o.step.exposure);
+      if (!o.step.exr.empty()) WriteExr(o.step.exr, image);
+    });
+  }
+  timers.Add("total", Now() - start);
+  timers.SetCounter("shadow_rays", double(stats.shadowRays));
+  if (WorldRank() == 0 && !o.quiet)
+    std::fprintf(stderr, "radiosity: vpl: %lld VPLs (%lld on emitters, %lld after bounces), clamp distance %g%s\n",
+                 stats.directVpls + stats.indirectVpls, stats.directVpls, stats.indirectVpls, stats.clampDistance,
+                 o.vpl.indirectScale > 1
+                     ? (", " + std::to_string(stats.fallbackPixels) + " pixel(s) computed at full resolution").c_str()
+                     : "");
+  if (!o.quiet || !o.timings.empty())
+    timers.Report(MPI_COMM_WORLD, "vpl", "total", o.timings,
+                  {{"patches", std::to_string(patches.size())},
+                   {"paths", std::to_string(stats.paths)},
+                   {"vpls_direct", std::to_string(stats.directVpls)},
+                   {"vpls_indirect", std::to_string(stats.indirectVpls)},
+                   {"clamp_distance", std::to_string(stats.clampDistance)},
+                   {"fallback_pixels", std::to_string(stats.fallbackPixels)}});
+  return 0;
+}
+
+}  // namespace
+
+CommandRunner AddVplCommand(CLI::App &app) {
+  auto *cmd = app.add_subcommand("vpl", "Instant radiosity: render a scene lit by virtual point lights (PNG, EXR)");
+  auto o = std::make_shared<VplCommandOptions>();
+  o->step.samplesPerPixel = 1;  // the help shows this default; each sample is a full VPL image
+  cmd->add_option("--input", o->input, "Scene (OBJ + MTL)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--output", o->step.png, "PNG image to write (8-bit sRGB)");
+  cmd->add_option("--exr", o->step.exr, "Linear HDR image to write (OpenEXR, float32 RGB radiance)");
+  AddRenderStepOptions(*cmd, o->step);
+  cmd->remove_option(cmd->get_option("--shading"));  // the VPL image is shaded per pixel, not from patches
+  cmd->add_option("--vpls", o->vpl.paths, "Light paths shot from the emitters (one VPL where each starts)")
+      ->capture_default_str()->check(CLI::Range(1LL, 100000000LL));
+  cmd->add_option("--bounces", o->vpl.bounces, "Bounces per light path (a VPL where each lands)")
+      ->capture_default_str()->check(CLI::Range(0, 64));
+  cmd->add_option("--clamp-distance", o->vpl.clampDistance,
+                  "dmin of the bounded geometry term cos cos / (d^2 + dmin^2 exp(-d^2/dmin^2)), in scene units "
+                  "(0: 5 % of the scene's bounding-box diagonal)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--imperfect-visibility", o->vpl.imperfectVisibility,
+                "Shadow rays test each polygon's bounding box instead of the polygon (faster, approximate)");
+  cmd->add_option("--indirect-scale", o->vpl.indirectScale,
+                  "Indirect light at 1/K resolution, joint bilateral upsampling guided by normals and depth")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_flag("--interleave", o->vpl.interleave,
+                "Interleaved sampling: 3x3 VPL subsets over 3x3 pixel tiles, recombined by a discontinuity buffer");
+  cmd->add_option("--seed", o->step.seed, "Seed of the Halton scrambling and the pixel jitter")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
+  cmd->add_flag("--quiet", o->quiet, "No progress lines");
+  return [o]() { return RunVplCommand(*o); };
+}
+
+}  // namespace rad
