@@ -28,28 +28,56 @@ struct Tallies {
   unsigned long long evaluations, exchanging, rays;
 };
 
+// Adds a thread's counts to the kernel's tallies: first within the thread block (shared memory), then one
+// global atomic per block and counter, so that millions of threads do not queue on three addresses.
+struct BlockTallies {
+  unsigned long long evaluations, exchanging, rays;
+};
+
+__device__ void InitBlockTallies(BlockTallies &t) {
+  if (threadIdx.x == 0) t = BlockTallies{0, 0, 0};
+  __syncthreads();
+}
+
+__device__ void FlushBlockTallies(BlockTallies &t, Tallies *global) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    if (t.evaluations) atomicAdd(&global->evaluations, t.evaluations);
+    if (t.exchanging) atomicAdd(&global->exchanging, t.exchanging);
+    if (t.rays) atomicAdd(&global->rays, t.rays);
+  }
+}
+
 // One thread per entry (r, j) of the chunk.
 __global__ void UnoccludedKernel(GeometryView g, const long long *rows, long long chunkRows, QuadratureSettings q,
                                  double *values, uint8_t *needsRays, Tallies *tallies) {
+  __shared__ BlockTallies block;
+  InitBlockTallies(block);
   const long long n = g.patchCount;
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= chunkRows * n) return;
-  const int i = int(rows[e / n]), j = int(e % n);
-  const int evaluations = UnoccludedEntry(g, i, j, q, values[e], needsRays[e]);
-  atomicAdd(&tallies->evaluations, (unsigned long long)evaluations);
-  if (values[e] > 0) atomicAdd(&tallies->exchanging, 1ULL);
+  if (e < chunkRows * n) {
+    const int i = int(rows[e / n]), j = int(e % n);
+    const int evaluations = UnoccludedEntry(g, i, j, q, values[e], needsRays[e]);
+    if (evaluations) atomicAdd(&block.evaluations, (unsigned long long)evaluations);
+    if (values[e] > 0) atomicAdd(&block.exchanging, 1ULL);
+  }
+  FlushBlockTallies(block, tallies);
 }
 
 // One thread per entry that needs rays (its index in the chunk in `entries`).
 __global__ void VisibilityKernel(GeometryView g, BvhView bvh, const long long *rows, const long long *entries,
                                  long long count, uint64_t seed, uint32_t shadowRays, double *values,
                                  Tallies *tallies) {
+  __shared__ BlockTallies block;
+  InitBlockTallies(block);
   const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= count) return;
-  const long long n = g.patchCount, e = entries[k];
-  uint32_t traced = 0;
-  values[e] *= VisibilityOfEntry(g, bvh, int(rows[e / n]), int(e % n), seed, shadowRays, traced);
-  atomicAdd(&tallies->rays, (unsigned long long)traced);
+  if (k < count) {
+    const long long n = g.patchCount, e = entries[k];
+    uint32_t traced = 0;
+    values[e] *= VisibilityOfEntry(g, bvh, int(rows[e / n]), int(e % n), seed, shadowRays, traced);
+    atomicAdd(&block.rays, (unsigned long long)traced);
+  }
+  FlushBlockTallies(block, tallies);
 }
 
 struct NeedsRays {
@@ -101,7 +129,7 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
       ScopedPhase phase(timers, "unoccluded kernel");
       UnoccludedKernel<<<Blocks(entriesInChunk), kBlock>>>(view, chunk, count, options.quadrature, values.Data(),
                                                           needsRays.Data(), tallies.Data());
-      RAD_CUDA(cudaGetLastError());
+      RAD_CUDA_LAUNCH();
       RAD_CUDA(cudaDeviceSynchronize());
     }
     {
@@ -115,7 +143,7 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
       if (traced > 0) {
         VisibilityKernel<<<Blocks(traced), kBlock>>>(view, deviceBvh->View(), chunk, entries.Data(), traced,
                                                      options.seed, options.shadowRays, values.Data(), tallies.Data());
-        RAD_CUDA(cudaGetLastError());
+        RAD_CUDA_LAUNCH();
       }
       RAD_CUDA(cudaDeviceSynchronize());
     }

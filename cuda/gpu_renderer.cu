@@ -68,7 +68,7 @@ Image RenderRadiosityGpu(MPI_Comm comm, const std::vector<Patch> &patches, const
   if (pixels > 0) {
     const int block = 128;
     PixelKernel<<<unsigned((pixels + block - 1) / block), block>>>(job, rank, ranks, rows, dRgb.Data());
-    RAD_CUDA(cudaGetLastError());
+    RAD_CUDA_LAUNCH();
   }
   std::vector<float> rgb(values);
   dRgb.Download(rgb.data(), values);
