@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
         {"export", rad::AddExportCommand(app)},
         {"pathtrace", rad::AddPathTraceCommand(app)},
         {"vpl", rad::AddVplCommand(app)},
+        {"validate", rad::AddValidateCommand(app)},
     };
     // --version works without a subcommand.
     app.preparse_callback([&](size_t) {

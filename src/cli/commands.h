@@ -21,6 +21,7 @@ CommandRunner AddCompareCommand(CLI::App &app);
 CommandRunner AddExportCommand(CLI::App &app);
 CommandRunner AddPathTraceCommand(CLI::App &app);
 CommandRunner AddVplCommand(CLI::App &app);
+CommandRunner AddValidateCommand(CLI::App &app);
 
 // Shared helpers for commands.
 int WorldRank();

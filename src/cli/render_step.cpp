@@ -77,6 +77,21 @@ void CheckRenderOutputs(const RenderStepOptions &o) {
   if (!o.ply.empty()) CheckOutputPath("--ply", o.ply);
 }
 
+Image RenderSolution(const RenderStepOptions &o, const std::vector<Patch> &patches,
+                     const std::vector<double> &radiance, const Camera &camera, PhaseTimers &timers) {
+  RenderOptions options;
+  options.samplesPerPixel = o.samplesPerPixel;
+  options.shading = ParseShading(o.shading);
+  options.seed = o.seed;
+  ScopedPhase phase(timers, "render");
+#ifdef RAD_HAVE_CUDA
+  return o.backend == Backend::kGpu ? RenderRadiosityGpu(MPI_COMM_WORLD, patches, radiance, camera, options)
+                                    : RenderRadiosity(MPI_COMM_WORLD, patches, radiance, camera, options);
+#else
+  return RenderRadiosity(MPI_COMM_WORLD, patches, radiance, camera, options);
+#endif
+}
+
 void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::vector<double> &radiance,
                 const std::string &scene, PhaseTimers &timers, bool quiet) {
   std::string how;
@@ -84,20 +99,7 @@ void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, c
   if (WorldRank() == 0 && !quiet)
     std::fprintf(stderr, "radiosity: render: %dx%d, %d samples per pixel, %s shading, %s\n", camera.width,
                  camera.height, o.samplesPerPixel, o.shading.c_str(), how.c_str());
-  RenderOptions options;
-  options.samplesPerPixel = o.samplesPerPixel;
-  options.shading = ParseShading(o.shading);
-  options.seed = o.seed;
-  Image image;
-  {
-    ScopedPhase phase(timers, "render");
-#ifdef RAD_HAVE_CUDA
-    image = o.backend == Backend::kGpu ? RenderRadiosityGpu(MPI_COMM_WORLD, patches, radiance, camera, options)
-                                       : RenderRadiosity(MPI_COMM_WORLD, patches, radiance, camera, options);
-#else
-    image = RenderRadiosity(MPI_COMM_WORLD, patches, radiance, camera, options);
-#endif
-  }
+  const Image image = RenderSolution(o, patches, radiance, camera, timers);
   ScopedPhase phase(timers, "image I/O");
   OnRankZero(MPI_COMM_WORLD, [&] {
     if (!o.png.empty()) WritePng(o.png, image, o.exposure);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/backend_option.h"
+#include "image_io.h"
 #include "render/camera.h"
 #include "scene/patch.h"
 #include "util/timers.h"
@@ -44,6 +45,11 @@ Camera ChooseCamera(const CameraOptions &o, const std::vector<Patch> &patches, c
 
 // Checks on rank 0 that the output folders exist (every rank fails alike).
 void CheckRenderOutputs(const RenderStepOptions &o);
+
+// Collective: renders `radiance` (3 per patch) through `camera` with o's samples, shading, seed and backend;
+// the image is returned on rank 0 (others get an empty one). Timed as the phase "render".
+Image RenderSolution(const RenderStepOptions &o, const std::vector<Patch> &patches,
+                     const std::vector<double> &radiance, const Camera &camera, PhaseTimers &timers);
 
 // Collective: renders `radiance` (3 per patch) and writes the outputs named in `o`.
 void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::vector<double> &radiance,
