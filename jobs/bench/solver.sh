@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 precisions=(double)
 if [ "${1:-}" = --float ]; then precisions=(double float); shift; fi
-sweeps=${1:-20}
+sweeps=${1:-40}
 build=${RAD_BUILD_DIR:-build}
 [ -x "$build/radiosity_bench_solver" ] || bash jobs/setup.sh >/dev/null
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
