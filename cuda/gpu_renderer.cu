@@ -7,6 +7,7 @@
 #include "cuda_check.h"
 #include "device_buffer.h"
 #include "device_bvh.h"
+#include "device_select.h"
 #include "render/bvh_pixel.h"
 #include "render/smooth_mesh.h"
 
@@ -28,6 +29,7 @@ __global__ void PixelKernel(BvhPixelJob job, int rank, int ranks, int rows, floa
 Image RenderRadiosityGpu(MPI_Comm comm, const std::vector<Patch> &patches, const std::vector<double> &radiance,
                          const Camera &camera, const RenderOptions &options) {
   CheckRenderInputs(patches, radiance, camera, options);
+  SelectCudaDevice(comm);  // once per rank (cached): the node-local rank's device
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
