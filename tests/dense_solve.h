@@ -1,12 +1,51 @@
-// A direct solve of the radiosity system for the solver tests: the exact answer the iterative solvers (CPU and
-// GPU) are checked against, independent of both.
+// The solver tests' systems (CPU and GPU): a scene's form factors with all rows on this rank, and a direct
+// solve of the radiosity system, the exact answer the iterative solvers are checked against.
 #pragma once
 
 #include <cmath>
+#include <numeric>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "formfactor/cpu_form_factors.h"
+#include "formfactor/embree_scene.h"
+#include "formfactor/geometry.h"
+#include "scene/scene.h"
+#include "solver/radiosity_solver.h"
+
 namespace rad::test {
+
+// A scene's F on the CPU backend, all rows here; `local` points into `f` (reflectance, emission: 3 per patch).
+struct SceneSystem {
+  std::vector<Patch> patches;
+  std::vector<double> f;  // n x n
+  LocalSystem local;
+};
+
+inline SceneSystem FormFactorsOf(const std::string &sceneFile, int subdiv) {
+  const Scene scene = LoadScene(std::string(RAD_SOURCE_DIR) + "/" + sceneFile);
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, subdiv);
+  EmbreeScene embree(scene);
+  SceneSystem s;
+  s.patches = g.patches;
+  const long long n = (long long)g.patches.size();
+  std::vector<long long> rows(static_cast<size_t>(n));
+  std::iota(rows.begin(), rows.end(), 0LL);
+  FormFactorOptions options;
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  ComputeRowsCpu(g, embree, rows, options, s.f, timers, counters, false);
+  s.local.n = n;
+  s.local.rows = rows;
+  s.local.f64 = s.f.data();
+  for (const Patch &p : s.patches)
+    for (int c = 0; c < 3; ++c) {
+      s.local.reflectance.push_back(p.reflectance[c]);
+      s.local.emission.push_back(p.emission[c]);
+    }
+  return s;
+}
 
 // Solves (I - rho F) B = E for one channel by Gaussian elimination with partial pivoting (independent of the
 // iterative solvers).

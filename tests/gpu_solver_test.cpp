@@ -297,38 +297,8 @@ TEST(GpuSolver, NoDeviceIsAnInputError) {
   }
 }
 
-// Form factors of a scene on the CPU, all rows on this rank (as in solver_test.cpp).
-struct SceneSystem {
-  std::vector<Patch> patches;
-  std::vector<double> f, rho, e;
-  LocalSystem local;
-};
-
-SceneSystem FormFactorsOf(const std::string &sceneFile, int subdiv) {
-  const Scene scene = LoadScene(std::string(RAD_SOURCE_DIR) + "/" + sceneFile);
-  const FormFactorGeometry g = BuildFormFactorGeometry(scene, subdiv);
-  EmbreeScene embree(scene);
-  SceneSystem s;
-  s.patches = g.patches;
-  const long long n = (long long)g.patches.size();
-  std::vector<long long> rows(static_cast<size_t>(n));
-  std::iota(rows.begin(), rows.end(), 0LL);
-  FormFactorOptions options;
-  PhaseTimers timers;
-  FormFactorCounters counters;
-  ComputeRowsCpu(g, embree, rows, options, s.f, timers, counters, false);
-  for (const Patch &p : s.patches)
-    for (int c = 0; c < 3; ++c) {
-      s.rho.push_back(p.reflectance[c]);
-      s.e.push_back(p.emission[c]);
-    }
-  s.local.n = n;
-  s.local.rows = rows;
-  s.local.f64 = s.f.data();
-  s.local.reflectance = s.rho;
-  s.local.emission = s.e;
-  return s;
-}
+using test::FormFactorsOf;
+using test::SceneSystem;
 
 SolverResult SolveOnGpu(const LocalSystem &system, SolverMethod method, double tolerance, int maxIterations = 1000,
                         GpuSolverSettings settings = GpuSolverSettings()) {
@@ -359,7 +329,7 @@ TEST(GpuSolver, MatchesDenseSolveWithJacobiAndBlockGaussSeidel) {
   RAD_REQUIRE_DEVICE();
   const SceneSystem s = FormFactorsOf("meshes/cornell_sphere.obj", 0);
   std::vector<double> exact[3];
-  for (int c = 0; c < 3; ++c) exact[c] = test::DenseSolve(s.local.n, s.f, s.rho, s.e, c);
+  for (int c = 0; c < 3; ++c) exact[c] = test::DenseSolve(s.local.n, s.f, s.local.reflectance, s.local.emission, c);
   GpuSolverSettings ownKernel;
   ownKernel.cublasForDouble = false;
   GpuSolverSettings smallBlocks;  // several blocks even for this small scene
@@ -387,7 +357,7 @@ TEST(GpuSolver, FloatMatrixGivesTheSameSolutionToItsPrecision) {
   asFloat.f64 = nullptr;
   asFloat.f32 = narrow.data();
   std::vector<double> exact[3];
-  for (int c = 0; c < 3; ++c) exact[c] = test::DenseSolve(s.local.n, s.f, s.rho, s.e, c);
+  for (int c = 0; c < 3; ++c) exact[c] = test::DenseSolve(s.local.n, s.f, s.local.reflectance, s.local.emission, c);
   for (SolverMethod method : {SolverMethod::kJacobi, SolverMethod::kGaussSeidel}) {
     const SolverResult r = SolveOnGpu(asFloat, method, 1e-12);
     ASSERT_EQ(r.status, SolverStatus::kConverged) << r.message;

@@ -17,35 +17,8 @@
 namespace rad {
 namespace {
 
-struct System {
-  std::vector<Patch> patches;
-  std::vector<double> f;  // n x n
-  LocalSystem local;
-};
-
-System FormFactorsOf(const std::string &sceneFile, int subdiv) {
-  const Scene scene = LoadScene(std::string(RAD_SOURCE_DIR) + "/" + sceneFile);
-  const FormFactorGeometry g = BuildFormFactorGeometry(scene, subdiv);
-  EmbreeScene embree(scene);
-  System s;
-  s.patches = g.patches;
-  const long long n = (long long)g.patches.size();
-  std::vector<long long> rows(static_cast<size_t>(n));
-  std::iota(rows.begin(), rows.end(), 0LL);
-  FormFactorOptions options;
-  PhaseTimers timers;
-  FormFactorCounters counters;
-  ComputeRowsCpu(g, embree, rows, options, s.f, timers, counters, false);
-  s.local.n = n;
-  s.local.rows = rows;
-  s.local.f64 = s.f.data();
-  for (const Patch &p : s.patches)
-    for (int c = 0; c < 3; ++c) {
-      s.local.reflectance.push_back(p.reflectance[c]);
-      s.local.emission.push_back(p.emission[c]);
-    }
-  return s;
-}
+using System = test::SceneSystem;
+using test::FormFactorsOf;
 
 std::vector<double> DirectSolve(const System &s, int channel) {
   return test::DenseSolve(s.local.n, s.f, s.local.reflectance, s.local.emission, channel);
