@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "render/smooth_mesh.h"
+#include "scene/patch_quads.h"
 #include "util/error.h"
 #include "util/embree_util.h"
 #include "util/rng.h"
@@ -30,26 +31,7 @@ class PatchScene {
     // Robust mode: no rays slip through the shared edges of neighbouring patches (black speckles otherwise).
     rtcSetSceneFlags(scene_, RTC_SCENE_FLAG_ROBUST);
     rtcSetSceneBuildQuality(scene_, RTC_BUILD_QUALITY_HIGH);
-    const size_t n = patches.size();
-    RTCGeometry geom = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_QUAD);
-    auto *vb = static_cast<float *>(
-        rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float), 4 * n));
-    auto *ib = static_cast<unsigned *>(
-        rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT4, 4 * sizeof(unsigned), n));
-    for (size_t i = 0; i < n; ++i) {
-      const Patch &p = patches[i];
-      for (int k = 0; k < 4; ++k) {
-        // A triangle is a quad whose last two corners coincide, which Embree accepts.
-        const Vec3 c = p.corners[k < p.cornerCount ? k : 2] - origin;
-        vb[3 * (4 * i + size_t(k)) + 0] = float(c.x);
-        vb[3 * (4 * i + size_t(k)) + 1] = float(c.y);
-        vb[3 * (4 * i + size_t(k)) + 2] = float(c.z);
-        ib[4 * i + size_t(k)] = unsigned(4 * i + size_t(k));
-      }
-    }
-    rtcCommitGeometry(geom);
-    rtcAttachGeometry(scene_, geom);
-    rtcReleaseGeometry(geom);
+    AttachPatchQuads(device_, scene_, patches, origin);
     rtcCommitScene(scene_);
   }
   ~PatchScene() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "scene/patch_quads.h"
 #include "util/embree_util.h"
 #include "util/error.h"
 
@@ -72,29 +73,13 @@ void VplScene::BoxOccluded(const RTCOccludedFunctionNArguments *args) {
 }
 
 VplScene::VplScene(const std::vector<Patch> &patches, bool boxes) {
-  RAD_CHECK(patches.size() <= std::numeric_limits<unsigned>::max() / 4, "VplScene: too many patches");
   device_ = NewEmbreeDevice();
   polygons_ = rtcNewScene(device_);
   // Robust: no camera ray or shadow ray slips through the shared edge of two polygons.
   rtcSetSceneFlags(polygons_, RTC_SCENE_FLAG_ROBUST);
   rtcSetSceneBuildQuality(polygons_, RTC_BUILD_QUALITY_HIGH);
   const size_t n = patches.size();
-  RTCGeometry geom = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_QUAD);
-  auto *vb = static_cast<float *>(
-      rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float), 4 * n));
-  auto *ib = static_cast<unsigned *>(
-      rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT4, 4 * sizeof(unsigned), n));
-  for (size_t i = 0; i < n; ++i) {
-    const Patch &p = patches[i];
-    for (int k = 0; k < 4; ++k) {
-      const Vec3 c = p.corners[k < p.cornerCount ? k : 2];  // a triangle is a quad with a repeated corner
-      for (int a = 0; a < 3; ++a) vb[3 * (4 * i + size_t(k)) + size_t(a)] = float(c[a]);
-      ib[4 * i + size_t(k)] = unsigned(4 * i + size_t(k));
-    }
-  }
-  rtcCommitGeometry(geom);
-  rtcAttachGeometry(polygons_, geom);
-  rtcReleaseGeometry(geom);
+  AttachPatchQuads(device_, polygons_, patches);
   rtcCommitScene(polygons_);
 
   if (!boxes) return;

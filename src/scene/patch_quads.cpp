@@ -1,0 +1,32 @@
+#include "scene/patch_quads.h"
+
+#include <limits>
+
+#include "util/error.h"
+
+namespace rad {
+
+void AttachPatchQuads(RTCDevice device, RTCScene scene, const std::vector<Patch> &patches, Vec3 origin) {
+  RAD_CHECK(patches.size() <= std::numeric_limits<unsigned>::max() / 4, "AttachPatchQuads: too many patches");
+  const size_t n = patches.size();
+  RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_QUAD);
+  auto *vb = static_cast<float *>(
+      rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float), 4 * n));
+  auto *ib = static_cast<unsigned *>(
+      rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT4, 4 * sizeof(unsigned), n));
+  for (size_t i = 0; i < n; ++i) {
+    const Patch &p = patches[i];
+    for (int k = 0; k < 4; ++k) {
+      const Vec3 c = p.corners[k < p.cornerCount ? k : 2] - origin;
+      vb[3 * (4 * i + size_t(k)) + 0] = float(c.x);
+      vb[3 * (4 * i + size_t(k)) + 1] = float(c.y);
+      vb[3 * (4 * i + size_t(k)) + 2] = float(c.z);
+      ib[4 * i + size_t(k)] = unsigned(4 * i + size_t(k));
+    }
+  }
+  rtcCommitGeometry(geom);
+  rtcAttachGeometry(scene, geom);
+  rtcReleaseGeometry(geom);
+}
+
+}  // namespace rad

@@ -1,0 +1,19 @@
+// The patches as one Embree quad geometry, primitive i = patch i, for the renderers that trace camera rays
+// against patches (the radiosity renderer, instant radiosity).
+#pragma once
+
+#include <embree3/rtcore.h>
+
+#include <vector>
+
+#include "scene/patch.h"
+#include "util/vec3.h"
+
+namespace rad {
+
+// Adds the geometry to `scene` (which the caller commits). Corners are stored in single precision relative to
+// `origin`, so a renderer that puts its camera there resolves the scene best where it looks. A triangle is a
+// quad whose last two corners coincide, which Embree accepts (only its first half, v0 v1 v3, has area).
+void AttachPatchQuads(RTCDevice device, RTCScene scene, const std::vector<Patch> &patches, Vec3 origin = Vec3());
+
+}  // namespace rad
