@@ -6,6 +6,7 @@
 #include <string>
 
 #include "formfactor/segment.h"
+#include "scene/embree_geometry.h"
 #include "scene/face_triangles.h"
 #include "scene/patch.h"
 #include "util/embree_util.h"
@@ -88,39 +89,19 @@ PathTracer::PathTracer(const Scene &scene, const PathTraceSettings &settings) : 
   rtcSetSceneFlags(rtcScene_, RTC_SCENE_FLAG_ROBUST);
   rtcSetSceneBuildQuality(rtcScene_, RTC_BUILD_QUALITY_HIGH);
 
-  size_t triangles = 0, vertices = 0;
-  for (const Face &f : scene.faces) {
-    triangles += FaceTriangleCount(f);
-    vertices += f.corners.size();
-  }
-  RAD_CHECK(triangles <= size_t(std::numeric_limits<unsigned>::max()), "PathTracer: too many triangles");
-  RTCGeometry geom = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_TRIANGLE);
-  auto *vb = static_cast<float *>(
-      rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float), vertices));
-  auto *ib = static_cast<unsigned *>(
-      rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(unsigned), triangles));
+  // The same triangles, in the same order, as NewFaceTriangles makes: triangle t belongs to faceOfTriangle_[t].
+  RTCGeometry geom = NewFaceTriangles(device_, scene);
   normals_.reserve(scene.faces.size());
-  faceOfTriangle_.reserve(triangles);
   std::vector<double> weights;
   double totalPower = 0;
-  size_t v = 0, t = 0;
   for (size_t fi = 0; fi < scene.faces.size(); ++fi) {
     const Face &f = scene.faces[fi];
     normals_.push_back(Normalize(NewellNormal(f.corners.data(), int(f.corners.size()))));
     const double luminance = RgbLuminance(scene.materials[size_t(f.material)].emission);
-    const unsigned base = unsigned(v);
-    for (const Vec3 &c : f.corners) {
-      vb[3 * v + 0] = float(c.x);
-      vb[3 * v + 1] = float(c.y);
-      vb[3 * v + 2] = float(c.z);
-      ++v;
-    }
     for (size_t k = 0; k < FaceTriangleCount(f); ++k) {
       size_t corner[3];
       FaceTriangleCorners(k, corner);
-      for (int c = 0; c < 3; ++c) ib[3 * t + size_t(c)] = base + unsigned(corner[c]);
       faceOfTriangle_.push_back(int(fi));
-      ++t;
       const Vec3 a = f.corners[corner[0]], b = f.corners[corner[1]], c = f.corners[corner[2]];
       const double area = 0.5 * Length(Cross(b - a, c - a));
       if (luminance > 0 && area > 0) {

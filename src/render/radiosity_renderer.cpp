@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "render/smooth_mesh.h"
-#include "scene/patch_quads.h"
+#include "scene/embree_geometry.h"
 #include "util/error.h"
 #include "util/embree_util.h"
 #include "util/rng.h"

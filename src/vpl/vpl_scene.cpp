@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "scene/patch_quads.h"
+#include "scene/embree_geometry.h"
 #include "util/embree_util.h"
 #include "util/error.h"
 
