@@ -173,30 +173,33 @@ FormFactorInput ReadFormFactorsRaw(MPI_Comm comm, const std::string &path, std::
   return in;
 }
 
-FormFactorInput ReadFormFactorsMatrixMarket(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,
-                                            Distribution distribution) {
+namespace {
+
+// A dense-rows input whose patches come from the scene: this rank's rows, read by `readRows(comm, path, n, rows)`.
+template <typename ReadRows>
+FormFactorInput ReadRowsForScene(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,
+                                 Distribution distribution, const char *layout, ReadRows &&readRows) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   FormFactorInput in;
   in.patches = std::move(patches);
   in.rows = OwnedRows(in.PatchCount(), rank, size, distribution);
-  in.f64 = ReadMatrixMarketRows(comm, path, in.PatchCount(), in.rows);
-  in.layout = "MatrixMarket";
+  in.f64 = readRows(comm, path, in.PatchCount(), in.rows);
+  in.layout = layout;
   return in;
+}
+
+}  // namespace
+
+FormFactorInput ReadFormFactorsMatrixMarket(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,
+                                            Distribution distribution) {
+  return ReadRowsForScene(comm, path, std::move(patches), distribution, "MatrixMarket", ReadMatrixMarketRows);
 }
 
 FormFactorInput ReadFormFactorsPetsc(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,
                                      Distribution distribution) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  FormFactorInput in;
-  in.patches = std::move(patches);
-  in.rows = OwnedRows(in.PatchCount(), rank, size, distribution);
-  in.f64 = ReadPetscBinaryRows(comm, path, in.PatchCount(), in.rows);
-  in.layout = "PETSc binary";
-  return in;
+  return ReadRowsForScene(comm, path, std::move(patches), distribution, "PETSc binary", ReadPetscBinaryRows);
 }
 
 }  // namespace rad
