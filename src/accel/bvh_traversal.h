@@ -171,8 +171,11 @@ RAD_HD RAD_INLINE bool HitsTriangle(const BvhPackedTriangle &tri, const Ray &r, 
 }  // namespace bvh_detail
 
 // The first triangle hit by org + t dir with t in (tnear, tfar]. Children are visited near first, and pending
-// ones are dropped once a hit is nearer than where the ray enters them.
-RAD_HD inline BvhHit ClosestHit(const BvhView &bvh, Float3 org, Float3 dir, float tnear, float tfar) {
+// ones are dropped once a hit is nearer than where the ray enters them. Triangles whose id is skipA or skipB
+// are not there for this ray (the path tracer's rays leave a polygon and end on one; -1 skips nothing), as
+// the path tracer's Embree filter does.
+RAD_HD inline BvhHit ClosestHit(const BvhView &bvh, Float3 org, Float3 dir, float tnear, float tfar,
+                                int32_t skipA = -1, int32_t skipB = -1) {
   using namespace bvh_detail;
   BvhHit hit;
   hit.t = tfar;
@@ -206,6 +209,7 @@ RAD_HD inline BvhHit ClosestHit(const BvhView &bvh, Float3 org, Float3 dir, floa
       const int32_t begin = ~n.child[k], end = begin + n.count[k];
       for (int32_t j = begin; j < end; ++j) {
         const BvhPackedTriangle &tri = bvh.triangles[j];
+        if (tri.id == skipA || tri.id == skipB) continue;
         float t, u, v;
         if (HitsTriangle(tri, ray, tnear, hit.t, t, u, v)) {
           hit.t = t;
@@ -225,8 +229,10 @@ RAD_HD inline BvhHit ClosestHit(const BvhView &bvh, Float3 org, Float3 dir, floa
   }
 }
 
-// Whether any triangle is hit by org + t dir with t in (tnear, tfar]; stops at the first one found.
-RAD_HD inline bool AnyHit(const BvhView &bvh, Float3 org, Float3 dir, float tnear, float tfar) {
+// Whether any triangle is hit by org + t dir with t in (tnear, tfar]; stops at the first one found. skipA and
+// skipB as for ClosestHit.
+RAD_HD inline bool AnyHit(const BvhView &bvh, Float3 org, Float3 dir, float tnear, float tfar, int32_t skipA = -1,
+                          int32_t skipB = -1) {
   using namespace bvh_detail;
   if (bvh.nodeCount == 0) return false;
   const Ray ray = MakeRay(org, dir);
@@ -249,8 +255,10 @@ RAD_HD inline bool AnyHit(const BvhView &bvh, Float3 org, Float3 dir, float tnea
       }
       const int32_t begin = ~n.child[k], end = begin + n.count[k];
       for (int32_t j = begin; j < end; ++j) {
+        const BvhPackedTriangle &tri = bvh.triangles[j];
+        if (tri.id == skipA || tri.id == skipB) continue;
         float t, u, v;
-        if (HitsTriangle(bvh.triangles[j], ray, tnear, tfar, t, u, v)) return true;
+        if (HitsTriangle(tri, ray, tnear, tfar, t, u, v)) return true;
       }
     }
     if (next < 0) {

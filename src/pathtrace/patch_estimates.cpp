@@ -40,21 +40,18 @@ PatchEstimates EstimatePatches(MPI_Comm comm, const PathTracer &tracer, const st
     for (long long r = block.begin(); r != block.end(); ++r) {
       const long long i = rank + r * ranks;
       const Patch &p = patches[size_t(i)];
-      Vec3 sum(0, 0, 0);
       for (int s = 0; s < k; ++s) {
         double u, v, weight;
         SampleOffset(seed, uint64_t(i), s, k, strata, u, v, kPatchPointStream);
-        const Vec3 x = PointOnPatch(p.corners, p.cornerCount, u, v, &weight);
+        const Vec3 x = PointOnPolygon(p.corners, p.cornerCount, p.area, u, v, &weight);
         WalkRandom random(seed, uint64_t(i), uint32_t(s), kPatchWalkStream);
         samples[size_t(s)] = tracer.OutgoingRadiance(x, p.face, random, local) * weight;
-        sum += samples[size_t(s)];
       }
-      const Vec3 mean = sum / k;
+      Vec3 error;
+      const Vec3 mean = MeanOf(samples.data(), k, &error);
       for (int c = 0; c < 3; ++c) {
-        double squares = 0;
-        for (const Vec3 &value : samples) squares += (value[c] - mean[c]) * (value[c] - mean[c]);
         values[3 * size_t(i) + size_t(c)] = mean[c];
-        values[3 * size_t(n + i) + size_t(c)] = std::sqrt(squares / (double(k) * double(k - 1)));
+        values[3 * size_t(n + i) + size_t(c)] = error[c];
       }
       progress.Advance();
     }

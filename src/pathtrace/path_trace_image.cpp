@@ -39,19 +39,20 @@ Image RenderPathTraced(MPI_Comm comm, const PathTracer &tracer, const Camera &ca
   Progress progress("path trace", myRows, showProgress && rank == 0);
   tbb::parallel_for(tbb::blocked_range<int>(0, myRows, 1), [&](const tbb::blocked_range<int> &block) {
     RayCounts local;
+    std::vector<Vec3> values(static_cast<size_t>(samples));
     for (int r = block.begin(); r != block.end(); ++r) {
       const int y = rank + r * ranks;
       for (int x = 0; x < width; ++x) {
         const uint64_t pixel = uint64_t(y) * uint64_t(width) + uint64_t(x);
-        Vec3 sum(0, 0, 0);
         for (int s = 0; s < samples; ++s) {
           double dx, dy;
           SampleOffset(seed, pixel, s, samples, strata, dx, dy, kPathJitterStream);
           const CameraRay ray = FrameRay(frame, x + dx, y + dy);
           WalkRandom random(seed, pixel, uint32_t(s), kPathWalkStream);
-          sum += tracer.CameraRadiance(ray.origin, ray.direction, random, local);
+          values[size_t(s)] = tracer.CameraRadiance(ray.origin, ray.direction, random, local);
         }
-        for (int c = 0; c < 3; ++c) rgb[3 * size_t(pixel) + size_t(c)] = float(sum[c] / samples);
+        const Vec3 mean = MeanOf(values.data(), samples);
+        for (int c = 0; c < 3; ++c) rgb[3 * size_t(pixel) + size_t(c)] = float(mean[c]);
       }
       progress.Advance();
     }

@@ -2,6 +2,9 @@
 // is checked against. Units are those of the radiosity system (CONTRACTS.md): everything is radiance, so the
 // value of a pixel is directly comparable to the B of the patch it sees.
 //
+// The physics of one path vertex is shared with the GPU's wavefront path tracer (path_physics.h); this file
+// asks Embree the rays it needs.
+//
 // Estimator of the outgoing radiance at a surface point x on polygon f:
 //   L_o(x) = Ke_f + Kd_f / pi * E(x),
 // with the irradiance from the emitters by next-event estimation (one point on one emissive polygon, chosen
@@ -24,8 +27,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "pathtrace/path_physics.h"
+#include "pathtrace/path_scene.h"
 #include "scene/scene.h"
-#include "util/rng.h"
 #include "util/vec3.h"
 
 namespace rad {
@@ -35,35 +39,6 @@ constexpr uint32_t kPathJitterStream = 0x50415448u;  // "PATH": where a camera s
 constexpr uint32_t kPathWalkStream = 0x57414C4Bu;    // "WALK": the random walk of a camera sample
 constexpr uint32_t kPatchPointStream = 0x50504E54u;  // "PPNT": where a patch-estimate point lies on its patch
 constexpr uint32_t kPatchWalkStream = 0x50574C4Bu;   // "PWLK": the random walk of a patch-estimate point
-
-struct PathTraceSettings {
-  int maxDepth = 64;       // bounces at most (0: only what camera rays see directly; 1: direct light too)
-  int rouletteDepth = 3;   // bounces before Russian roulette may end a path
-  // Russian roulette spares paths whose throughput (largest channel) is at least this, and ends the others
-  // with probability 1 - throughput / threshold, the survivors' weights raised to the threshold.
-  double rouletteThreshold = 0.1;
-};
-
-// The random numbers of one walk: (c0, c1, c3) fixed by the caller, c2 counting calls (4 numbers each).
-class WalkRandom {
- public:
-  WalkRandom(uint64_t seed, uint64_t item, uint32_t sample, uint32_t stream)
-      : k0_(uint32_t(seed)), k1_(uint32_t(seed >> 32)), c0_(uint32_t(item)), c1_(sample),
-        c3_(stream ^ uint32_t(item >> 32)) {}
-  double Next() {
-    if (used_ == 4) {
-      block_ = Philox(c0_, c1_, dimension_++, c3_, k0_, k1_);
-      used_ = 0;
-    }
-    return ToUnit(block_.v[used_++]);
-  }
-
- private:
-  uint32_t k0_, k1_, c0_, c1_, c3_;
-  uint32_t dimension_ = 0;
-  Philox4x32 block_{};
-  int used_ = 4;
-};
 
 // Rays traced by one estimate, for the report.
 struct RayCounts {
@@ -92,7 +67,9 @@ class PathTracer {
   Vec3 OutgoingRadiance(Vec3 x, int face, WalkRandom &random, RayCounts &rays) const;
 
   const Scene &GetScene() const { return scene_; }
-  Vec3 FaceNormal(int face) const { return normals_[size_t(face)]; }
+  const PathTraceSettings &Settings() const { return settings_; }
+  const PathScene &Physics() const { return physics_; }
+  Vec3 FaceNormal(int face) const { return physics_.normal[size_t(face)]; }
 
  private:
   struct Hit {
@@ -103,34 +80,20 @@ class PathTracer {
   Hit Intersect(Vec3 origin, Vec3 direction, int skip, RayCounts &rays, bool primary) const;
   // Is the open segment from x (on `fromFace`) to y (on `toFace`) blocked by another polygon?
   bool Occluded(Vec3 x, int fromFace, Vec3 y, int toFace, RayCounts &rays) const;
-  // Reflected radiance at x on `face` after `depth` bounces so far.
-  Vec3 Reflected(Vec3 x, int face, int depth, WalkRandom &random, RayCounts &rays) const;
-  // Next-event estimate of (1/pi) * integral of the emitted radiance arriving at x times cos, with its MIS
-  // weight (or without, `weighted` false, where no bounce follows): the reflected direct light is Kd times this
-  // plus the bounce's weighted share.
-  Vec3 DirectIrradianceOverPi(Vec3 x, int face, bool weighted, WalkRandom &random, RayCounts &rays) const;
+  // Reflected radiance at x on `face`: the walk of path_physics.h with Embree's answers.
+  Vec3 Reflected(Vec3 x, int face, WalkRandom &random, RayCounts &rays) const;
 
   const Scene &scene_;
   PathTraceSettings settings_;
-  std::vector<Vec3> normals_;         // unit front normal per face
+  PathScene physics_;
+  PathSceneView view_;
   std::vector<int> faceOfTriangle_;   // Embree primitive -> face
-  // Emitter triangles (fans of the emissive faces), chosen by power: cumulative weights, face and corners.
-  struct EmitterTriangle {
-    int face;
-    Vec3 a, b, c;
-  };
-  std::vector<EmitterTriangle> emitters_;
-  std::vector<double> emitterCdf_;    // ascending, last = 1
-  std::vector<double> areaPdf_;       // per face: probability density per unit area of a sampled point
   RTCDevice device_ = nullptr;
   RTCScene rtcScene_ = nullptr;
 };
 
-double RgbLuminance(Vec3 rgb);  // Rec. 709 weights
-
 // Uniform point on the patch-like polygon with corners c[0..count) (triangle or planar quad) from (u, v) in
-// [0,1)^2, and its weight: the Jacobian of the map divided by the area (1 for triangles and parallelograms),
-// so that the weighted mean over uniform (u, v) is the area average.
+// [0,1)^2, and its weight (PointOnPolygon, with the polygon's area computed here).
 Vec3 PointOnPatch(const Vec3 *corners, int count, double u, double v, double *weight);
 
 }  // namespace rad
