@@ -8,12 +8,14 @@
 #include <memory>
 #include <string>
 
+#include "cli/backend_option.h"
 #include "cli/commands.h"
+#include "cli/path_trace_backend.h"
 #include "cli/render_step.h"
 #include "image_io.h"
 #include "pathtrace/patch_estimates.h"
-#include "pathtrace/path_trace_image.h"
 #include "pathtrace/path_tracer.h"
+#include "pathtrace/wavefront_driver.h"
 #include "radiosity_file.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
@@ -38,6 +40,8 @@ struct PathTraceCommandOptions {
   double exposure = 0;
   int threads = 0;
   bool quiet = false;
+  std::string backend = "auto";
+  long long gpuBatch = kGpuPathsPerBatch;
 };
 
 std::string Format(const char *format, double value) {
@@ -68,6 +72,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   const double start = Now();
   PhaseTimers timers;
   const int rank = WorldRank();
+  const Backend backend = ResolveBackend(MPI_COMM_WORLD, o.backend);
   if (o.png.empty() && o.exr.empty() && o.patchEstimates.empty())
     throw InputError("nothing to do: give --output (PNG), --exr and/or --patch-estimates");
   if (!o.png.empty()) CheckOutputPath("--output", o.png);
@@ -92,18 +97,20 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   settings.maxDepth = o.maxDepth;
   settings.rouletteDepth = o.rouletteDepth;
   settings.rouletteThreshold = o.rouletteThreshold;
-  std::unique_ptr<PathTracer> tracer;
+  AnnounceBackend(MPI_COMM_WORLD, o.backend, backend, o.quiet);
+  std::unique_ptr<PathTraceBackend> tracer;
   {
     ScopedPhase phase(timers, "BVH");
-    tracer = std::make_unique<PathTracer>(scene, settings);
+    tracer = std::make_unique<PathTraceBackend>(backend, scene, settings, o.gpuBatch);
   }
   bool emitters = false;
   for (const Face &f : scene.faces)
     emitters = emitters || RgbLuminance(scene.materials[size_t(f.material)].emission) > 0;
   if (rank == 0 && !o.quiet) {
-    std::fprintf(stderr, "radiosity: pathtrace: %s: %zu polygons, %d rank(s) x %d thread(s), max depth %d, "
+    std::fprintf(stderr, "radiosity: pathtrace: %s: %zu polygons, %s, %d rank(s) x %d thread(s), max depth %d, "
                  "Russian roulette after %d bounces\n",
-                 o.input.c_str(), scene.faces.size(), WorldSize(), threads, o.maxDepth, o.rouletteDepth);
+                 o.input.c_str(), scene.faces.size(), tracer->Describe(), WorldSize(), threads, o.maxDepth,
+                 o.rouletteDepth);
     if (!emitters) std::fprintf(stderr, "radiosity: warning: %s has no emitter (Ke > 0): everything is black\n",
                                 o.input.c_str());
   }
@@ -120,7 +127,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
     const double begin = Now();
     {
       ScopedPhase phase(timers, "path trace");
-      image = RenderPathTraced(MPI_COMM_WORLD, *tracer, camera, o.samplesPerPixel, o.seed, &rays, !o.quiet);
+      image = tracer->Render(MPI_COMM_WORLD, camera, o.samplesPerPixel, o.seed, &rays, !o.quiet);
     }
     ReportRates("image", double(camera.width) * camera.height * o.samplesPerPixel, rays, Now() - begin, o.quiet,
                 extra);
@@ -140,7 +147,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
     const double begin = Now();
     {
       ScopedPhase phase(timers, "patch estimates");
-      estimates = EstimatePatches(MPI_COMM_WORLD, *tracer, patches, o.patchSamples, o.seed, &rays, !o.quiet);
+      estimates = tracer->EstimatePatches(MPI_COMM_WORLD, patches, o.patchSamples, o.seed, &rays, !o.quiet);
     }
     ReportRates("patch estimates", double(patches.size()) * o.patchSamples, rays, Now() - begin, o.quiet, extra);
     ScopedPhase phase(timers, "output I/O");
@@ -165,6 +172,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   timers.Add("total", Now() - start);
   extra.push_back({"patches", std::to_string(patches.size())});
   extra.push_back({"threads per rank", std::to_string(threads)});
+  extra.push_back({"backend", BackendName(backend)});
   extra.push_back({"input", o.input});
   if (!o.quiet || !o.timings.empty()) timers.Report(MPI_COMM_WORLD, "pathtrace", "total", o.timings, extra);
   return 0;
@@ -174,7 +182,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
 
 CommandRunner AddPathTraceCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand(
-      "pathtrace", "Reference image and per-patch radiance by unbiased path tracing (CPU), in radiosity's units");
+      "pathtrace", "Reference image and per-patch radiance by unbiased path tracing (CPU or GPU), in radiosity's units");
   auto o = std::make_shared<PathTraceCommandOptions>();
   cmd->add_option("--input", o->input, "Scene: OBJ file (with its MTL)")->required();
   cmd->add_option("--output", o->png, "PNG image to write (8-bit sRGB)");
@@ -204,6 +212,10 @@ CommandRunner AddPathTraceCommand(CLI::App &app) {
   cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
+  AddBackendOption(*cmd, o->backend);
+  cmd->add_option("--gpu-batch", o->gpuBatch,
+                  "GPU backend: paths in flight per batch (device memory: about 300 bytes each)")
+      ->capture_default_str()->check(CLI::Range(1LL, 1LL << 28));
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   return [o]() { return RunPathTraceCommand(*o); };
 }

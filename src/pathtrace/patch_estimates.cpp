@@ -7,6 +7,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "render/pixel_kernels.h"
 #include "util/error.h"
@@ -15,16 +16,33 @@
 
 namespace rad {
 
-PatchEstimates EstimatePatches(MPI_Comm comm, const PathTracer &tracer, const std::vector<Patch> &patches,
-                               int pointsPerPatch, uint64_t seed, RayCounts *rays, bool showProgress) {
+void CheckPatchEstimates(long long patchCount, int pointsPerPatch) {
   if (pointsPerPatch < 2)
     throw InputError("points per patch must be at least 2 (for a standard error), got " +
                      std::to_string(pointsPerPatch));
+  RAD_CHECK(6 * patchCount <= (long long)std::numeric_limits<int>::max(),
+            "patch estimates: too many patches for MPI_Reduce");
+}
+
+PatchEstimates GatherPatchEstimates(MPI_Comm comm, long long patchCount, std::vector<double> values) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  RAD_MPI(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : values.data(), values.data(), int(values.size()), MPI_DOUBLE, MPI_SUM,
+                     0, comm));
+  PatchEstimates out;
+  if (rank != 0) return out;
+  out.radiance.assign(values.begin(), values.begin() + 3 * patchCount);
+  out.standardError.assign(values.begin() + 3 * patchCount, values.end());
+  return out;
+}
+
+PatchEstimates EstimatePatches(MPI_Comm comm, const PathTracer &tracer, const std::vector<Patch> &patches,
+                               int pointsPerPatch, uint64_t seed, RayCounts *rays, bool showProgress) {
+  CheckPatchEstimates((long long)patches.size(), pointsPerPatch);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
   const long long n = (long long)patches.size();
-  RAD_CHECK(6 * n <= (long long)std::numeric_limits<int>::max(), "EstimatePatches: too many patches for MPI_Reduce");
   const int k = pointsPerPatch;
   const int strata = int(std::lround(std::sqrt(double(k))));
   const long long mine = rank < n ? (n - rank + ranks - 1) / ranks : 0;
@@ -60,13 +78,7 @@ PatchEstimates EstimatePatches(MPI_Comm comm, const PathTracer &tracer, const st
   });
   progress.Finish();
   if (rays) *rays = total;
-  RAD_MPI(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : values.data(), values.data(), int(values.size()), MPI_DOUBLE, MPI_SUM,
-                     0, comm));
-  PatchEstimates out;
-  if (rank != 0) return out;
-  out.radiance.assign(values.begin(), values.begin() + 3 * n);
-  out.standardError.assign(values.begin() + 3 * n, values.end());
-  return out;
+  return GatherPatchEstimates(comm, n, std::move(values));
 }
 
 }  // namespace rad

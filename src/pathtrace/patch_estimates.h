@@ -22,6 +22,12 @@ struct PatchEstimates {
   std::vector<double> standardError;  // 3 per patch ([N][3])
 };
 
+// Throws InputError unless pointsPerPatch >= 2.
+void CheckPatchEstimates(long long patchCount, int pointsPerPatch);
+
+// Collective: sums every rank's [mean (3N) | standard error (3N)] (0 for other ranks' patches) onto rank 0.
+PatchEstimates GatherPatchEstimates(MPI_Comm comm, long long patchCount, std::vector<double> values);
+
 // Collective over `comm`: patch i is estimated by rank i % P (cyclic: neighbouring patches cost alike), by TBB
 // threads within the rank; the full arrays are returned on rank 0 (empty elsewhere). The numbers depend only on
 // (seed, patch, point), never on the number of ranks or threads. `rays` receives this rank's ray counts.

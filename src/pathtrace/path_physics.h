@@ -23,6 +23,12 @@
 
 namespace rad {
 
+// Fourth Philox counter word of each use of random numbers (apart from the radiosity renderer's "REND").
+constexpr uint32_t kPathJitterStream = 0x50415448u;  // "PATH": where a camera sample falls in its pixel
+constexpr uint32_t kPathWalkStream = 0x57414C4Bu;    // "WALK": the random walk of a camera sample
+constexpr uint32_t kPatchPointStream = 0x50504E54u;  // "PPNT": where a patch-estimate point lies on its patch
+constexpr uint32_t kPatchWalkStream = 0x50574C4Bu;   // "PWLK": the random walk of a patch-estimate point
+
 struct PathTraceSettings {
   int maxDepth = 64;       // bounces at most (0: only what camera rays see directly; 1: direct light too)
   int rouletteDepth = 3;   // bounces before Russian roulette may end a path

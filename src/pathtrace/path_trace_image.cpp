@@ -17,13 +17,18 @@
 
 namespace rad {
 
-Image RenderPathTraced(MPI_Comm comm, const PathTracer &tracer, const Camera &camera, int samplesPerPixel,
-                       uint64_t seed, RayCounts *rays, bool showProgress) {
+void CheckPathTraceImage(const Camera &camera, int samplesPerPixel) {
   ValidateCamera(camera, "camera");
   if (samplesPerPixel < 1)
     throw InputError("samples per pixel must be at least 1, got " + std::to_string(samplesPerPixel));
   const size_t values = 3 * size_t(camera.width) * size_t(camera.height);
-  RAD_CHECK(values <= size_t(std::numeric_limits<int>::max()), "RenderPathTraced: image too large for MPI_Reduce");
+  RAD_CHECK(values <= size_t(std::numeric_limits<int>::max()), "path tracer: image too large for MPI_Reduce");
+}
+
+Image RenderPathTraced(MPI_Comm comm, const PathTracer &tracer, const Camera &camera, int samplesPerPixel,
+                       uint64_t seed, RayCounts *rays, bool showProgress) {
+  CheckPathTraceImage(camera, samplesPerPixel);
+  const size_t values = 3 * size_t(camera.width) * size_t(camera.height);
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);

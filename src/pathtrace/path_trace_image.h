@@ -13,6 +13,9 @@
 
 namespace rad {
 
+// Throws InputError for a bad camera or sample count (what every path-traced image is checked for first).
+void CheckPathTraceImage(const Camera &camera, int samplesPerPixel);
+
 // Collective over `comm`; the image is returned on rank 0 (other ranks get an empty Image). `rays` receives
 // this rank's ray counts. Throws InputError for a bad camera or sample count.
 Image RenderPathTraced(MPI_Comm comm, const PathTracer &tracer, const Camera &camera, int samplesPerPixel,

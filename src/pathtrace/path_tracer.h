@@ -34,12 +34,6 @@
 
 namespace rad {
 
-// Fourth Philox counter word of each use of random numbers (apart from the radiosity renderer's "REND").
-constexpr uint32_t kPathJitterStream = 0x50415448u;  // "PATH": where a camera sample falls in its pixel
-constexpr uint32_t kPathWalkStream = 0x57414C4Bu;    // "WALK": the random walk of a camera sample
-constexpr uint32_t kPatchPointStream = 0x50504E54u;  // "PPNT": where a patch-estimate point lies on its patch
-constexpr uint32_t kPatchWalkStream = 0x50574C4Bu;   // "PWLK": the random walk of a patch-estimate point
-
 // Rays traced by one estimate, for the report.
 struct RayCounts {
   long long primary = 0, bounce = 0, shadow = 0;

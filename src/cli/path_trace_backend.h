@@ -1,0 +1,42 @@
+// The path tracer of the chosen backend behind one interface, for `pathtrace` and `validate`: the CPU path
+// tracer (Embree, threads) or the GPU's wavefront (cuda/gpu_path_tracer.h). Both keep the contracts of
+// RenderPathTraced and EstimatePatches.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cli/backend_option.h"
+#include "image_io.h"
+#include "pathtrace/patch_estimates.h"
+#include "pathtrace/path_tracer.h"
+#include "render/camera.h"
+#include "scene/patch.h"
+#include "scene/scene.h"
+
+namespace rad {
+
+class PathTraceBackend {
+ public:
+  // Collective with the GPU backend (device selection). `gpuPathsPerBatch`: paths in flight on the GPU.
+  PathTraceBackend(Backend backend, const Scene &scene, const PathTraceSettings &settings,
+                   long long gpuPathsPerBatch);
+  ~PathTraceBackend();
+
+  Image Render(MPI_Comm comm, const Camera &camera, int samplesPerPixel, uint64_t seed, RayCounts *rays,
+               bool showProgress) const;
+  PatchEstimates EstimatePatches(MPI_Comm comm, const std::vector<Patch> &patches, int pointsPerPatch,
+                                 uint64_t seed, RayCounts *rays, bool showProgress) const;
+  // For the log: "CPU (Embree)" or "GPU (wavefront)".
+  const char *Describe() const;
+
+ private:
+  struct Tracers;
+  std::unique_ptr<Tracers> tracers_;
+  long long gpuPathsPerBatch_;
+};
+
+}  // namespace rad

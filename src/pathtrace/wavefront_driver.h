@@ -1,0 +1,146 @@
+// The loop of the wavefront path tracer (wavefront_stages.h), once for every place that runs its stages: the
+// host's threads (wavefront_host.cpp) and the GPU (cuda/gpu_path_tracer.cu). A Backend provides
+//   WavefrontJob Allocate(const WavefrontJob &base, int paths, int items)  buffers for one batch
+//   void Run(WavefrontStage, const WavefrontJob &, int count)               one pass over `count` indices
+//   void ReadCounts(const WavefrontJob &, int counts[2])                   the queues' lengths
+//   void ClearCounts(const WavefrontJob &)
+//   void ReadResults(const WavefrontJob &, int items, double *out)         6 per item
+// and this file splits the rank's items into batches, moves paths between the queues until none is left, and
+// gathers the items' results like the CPU path tracer does (rows or patches shared cyclically among ranks).
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "image_io.h"
+#include "pathtrace/patch_estimates.h"
+#include "pathtrace/path_trace_image.h"
+#include "pathtrace/path_tracer.h"
+#include "pathtrace/wavefront_stages.h"
+#include "render/radiosity_renderer.h"
+#include "util/error.h"
+#include "util/mpi_check.h"
+#include "util/progress.h"
+
+namespace rad {
+
+// Paths in flight per batch, unless the caller says otherwise: each holds a WavefrontPath (about 250 bytes)
+// and its value, so 2^21 paths take about 0.6 GB of device memory, enough to fill a GPU many times over.
+constexpr long long kGpuPathsPerBatch = 1LL << 21;
+
+// Runs items [0, items) of `base` (its source, samples and camera or patches set) batch by batch; sink(first,
+// count, results) receives each batch's 6 numbers per item. Returns the rays traced.
+template <class Backend, class Sink>
+RayCounts RunWavefront(Backend &backend, const WavefrontJob &base, long long items, long long pathsPerBatch,
+                       Progress &progress, Sink sink) {
+  RayCounts rays;
+  if (items <= 0) return rays;
+  const long long samples = base.samples;
+  const long long perBatch = std::max(1LL, std::min(items, std::max(pathsPerBatch, samples) / samples));
+  RAD_CHECK(perBatch * samples <= std::numeric_limits<int>::max(), "RunWavefront: batch too large");
+  WavefrontJob job = backend.Allocate(base, int(perBatch * samples), int(perBatch));
+  std::vector<double> results(6 * size_t(perBatch));
+  for (long long first = 0; first < items; first += perBatch) {
+    const int count = int(std::min(perBatch, items - first)), paths = int(count * samples);
+    job.firstItem = first;
+    backend.ClearCounts(job);
+    backend.Run(WavefrontStage::kStart, job, paths);
+    for (bool primary = base.source == PathSource::kCamera;; primary = false) {
+      int queued[2];
+      backend.ReadCounts(job, queued);
+      // Light samples are connected before the next hits are shaded: the order of a path's sums on the CPU.
+      if (queued[1] > 0) backend.Run(WavefrontStage::kConnect, job, queued[1]);
+      rays.shadow += queued[1];
+      backend.ClearCounts(job);
+      if (queued[0] == 0) break;
+      std::swap(job.rays, job.nextRays);
+      backend.Run(WavefrontStage::kExtend, job, queued[0]);
+      (primary ? rays.primary : rays.bounce) += queued[0];
+      backend.Run(WavefrontStage::kShade, job, queued[0]);
+    }
+    backend.Run(WavefrontStage::kFinish, job, paths);
+    backend.Run(WavefrontStage::kReduce, job, count);
+    backend.ReadResults(job, count, results.data());
+    sink(first, count, results.data());
+    progress.Advance(count);
+  }
+  return rays;
+}
+
+// RenderPathTraced's contract (image on rank 0, rows shared cyclically) on a wavefront backend. `base` holds
+// the scene, settings and BVH.
+template <class Backend>
+Image RenderWavefront(MPI_Comm comm, Backend &backend, WavefrontJob base, const Camera &camera, int samplesPerPixel,
+                      uint64_t seed, long long pathsPerBatch, RayCounts *rays, bool showProgress) {
+  CheckPathTraceImage(camera, samplesPerPixel);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  base.source = PathSource::kCamera;
+  base.samples = samplesPerPixel;
+  base.strata = int(std::lround(std::sqrt(double(samplesPerPixel))));
+  base.frame = MakeCameraFrame(camera);
+  base.seed = seed;
+  base.rank = rank;
+  base.ranks = ranks;
+  const int width = camera.width;
+  const long long items = (long long)RowsOfRank(camera.height, rank, ranks) * width;
+  // Every pixel is written by exactly one rank and is 0 elsewhere, so the sum in ReduceImage is exact.
+  std::vector<float> rgb(3 * size_t(width) * size_t(camera.height), 0.0f);
+  Progress progress("path trace", items, showProgress && rank == 0);
+  const RayCounts counted = RunWavefront(backend, base, items, pathsPerBatch, progress,
+                                         [&](long long first, int count, const double *results) {
+    for (int j = 0; j < count; ++j) {
+      const long long item = first + j;
+      const long long y = rank + (item / width) * ranks, x = item % width;
+      for (int c = 0; c < 3; ++c) rgb[3 * size_t(y * width + x) + size_t(c)] = float(results[6 * j + c]);
+    }
+  });
+  progress.Finish();
+  if (rays) *rays = counted;
+  return ReduceImage(comm, width, camera.height, std::move(rgb));
+}
+
+// EstimatePatches's contract (arrays on rank 0, patches shared cyclically) on a wavefront backend. `base`
+// holds the scene, settings and BVH, and `patches` (of the backend's side of memory) the patches.
+template <class Backend>
+PatchEstimates EstimatePatchesWavefront(MPI_Comm comm, Backend &backend, WavefrontJob base, long long patchCount,
+                                        int pointsPerPatch, uint64_t seed, long long pathsPerBatch, RayCounts *rays,
+                                        bool showProgress) {
+  CheckPatchEstimates(patchCount, pointsPerPatch);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  base.source = PathSource::kPatch;
+  base.samples = pointsPerPatch;
+  base.strata = int(std::lround(std::sqrt(double(pointsPerPatch))));
+  base.seed = seed;
+  base.rank = rank;
+  base.ranks = ranks;
+  const long long n = patchCount;
+  const long long mine = rank < n ? (n - rank + ranks - 1) / ranks : 0;
+  // [mean (3N) | standard error (3N)], 0 for other ranks' patches, so that the sum over ranks is exact.
+  std::vector<double> values(6 * size_t(n), 0.0);
+  Progress progress("patch estimates", mine, showProgress && rank == 0);
+  const RayCounts counted = RunWavefront(backend, base, mine, pathsPerBatch, progress,
+                                         [&](long long first, int count, const double *results) {
+    for (int j = 0; j < count; ++j) {
+      const long long i = rank + (first + j) * ranks;
+      for (int c = 0; c < 3; ++c) {
+        values[3 * size_t(i) + size_t(c)] = results[6 * j + c];
+        values[3 * size_t(n + i) + size_t(c)] = results[6 * j + 3 + c];
+      }
+    }
+  });
+  progress.Finish();
+  if (rays) *rays = counted;
+  return GatherPatchEstimates(comm, n, std::move(values));
+}
+
+}  // namespace rad

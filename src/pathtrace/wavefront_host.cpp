@@ -1,0 +1,86 @@
+#include "pathtrace/wavefront_host.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+
+#include "accel/bvh_builder.h"
+#include "pathtrace/wavefront_driver.h"
+
+namespace rad {
+
+namespace {
+
+// The Backend of wavefront_driver.h on the host: buffers in vectors, each pass a parallel loop.
+class HostStages {
+ public:
+  WavefrontJob Allocate(const WavefrontJob &base, int paths, int items) {
+    paths_.resize(size_t(paths));
+    values_.resize(size_t(paths));
+    results_.resize(6 * size_t(items));
+    rays_.resize(size_t(paths));
+    nextRays_.resize(size_t(paths));
+    shadows_.resize(size_t(paths));
+    WavefrontJob job = base;
+    job.paths = paths_.data();
+    job.values = values_.data();
+    job.itemResults = results_.data();
+    job.rays = rays_.data();
+    job.nextRays = nextRays_.data();
+    job.shadows = shadows_.data();
+    job.counts = counts_;
+    return job;
+  }
+  void Run(WavefrontStage stage, const WavefrontJob &job, int count) {
+    tbb::parallel_for(tbb::blocked_range<int>(0, count, 64), [&](const tbb::blocked_range<int> &r) {
+      for (int i = r.begin(); i != r.end(); ++i) RunStage(stage, job, i);
+    });
+  }
+  void ReadCounts(const WavefrontJob &job, int counts[2]) {
+    counts[0] = job.counts[0];
+    counts[1] = job.counts[1];
+  }
+  void ClearCounts(const WavefrontJob &job) { job.counts[0] = job.counts[1] = 0; }
+  void ReadResults(const WavefrontJob &job, int items, double *out) {
+    std::copy(job.itemResults, job.itemResults + 6 * size_t(items), out);
+  }
+
+ private:
+  std::vector<WavefrontPath> paths_;
+  std::vector<Vec3> values_;
+  std::vector<double> results_;
+  std::vector<int> rays_, nextRays_, shadows_;
+  int counts_[2] = {0, 0};
+};
+
+}  // namespace
+
+HostWavefrontTracer::HostWavefrontTracer(const Scene &scene, const PathTraceSettings &settings)
+    : physics_(MakePathScene(scene)), settings_(settings), bvh_(BuildBvh(SceneTriangles(scene))) {}
+
+WavefrontJob HostWavefrontTracer::Base() const {
+  WavefrontJob job;
+  job.scene = physics_.View();
+  job.settings = settings_;
+  job.bvh = bvh_.View();
+  return job;
+}
+
+Image HostWavefrontTracer::Render(MPI_Comm comm, const Camera &camera, int samplesPerPixel, uint64_t seed,
+                                  long long pathsPerBatch, RayCounts *rays) const {
+  HostStages stages;
+  return RenderWavefront(comm, stages, Base(), camera, samplesPerPixel, seed, pathsPerBatch, rays, false);
+}
+
+PatchEstimates HostWavefrontTracer::EstimatePatches(MPI_Comm comm, const std::vector<Patch> &patches,
+                                                    int pointsPerPatch, uint64_t seed, long long pathsPerBatch,
+                                                    RayCounts *rays) const {
+  HostStages stages;
+  WavefrontJob base = Base();
+  base.patches = patches.data();
+  return EstimatePatchesWavefront(comm, stages, base, (long long)patches.size(), pointsPerPatch, seed,
+                                  pathsPerBatch, rays, false);
+}
+
+}  // namespace rad
