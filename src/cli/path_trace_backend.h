@@ -19,6 +19,11 @@
 
 namespace rad {
 
+// GPU paths in flight per batch, unless the user says otherwise: each holds a WavefrontPath (about 250 bytes),
+// its value and three queue entries, so 2^21 paths take about 0.6 GB of device memory, enough to fill a GPU
+// many times over.
+constexpr long long kGpuPathsPerBatch = 1LL << 21;
+
 class PathTraceBackend {
  public:
   // Collective with the GPU backend (device selection). `gpuPathsPerBatch`: paths in flight on the GPU.

@@ -15,7 +15,6 @@
 #include "image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_tracer.h"
-#include "pathtrace/wavefront_driver.h"
 #include "radiosity_file.h"
 #include "scene/patch.h"
 #include "scene/scene.h"

@@ -17,10 +17,10 @@
 
 #include "cli/commands.h"
 #include "cli/form_factor_job.h"
+#include "cli/path_trace_backend.h"
 #include "cli/render_step.h"
 #include "cli/solve_step.h"
 #include "image_io.h"
-#include "pathtrace/path_trace_image.h"
 #include "pathtrace/path_tracer.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
@@ -173,18 +173,20 @@ int RunValidate(ValidateOptions o) {
                             {{"form factors", formFactorSeconds}, {"solve", solveSeconds}, {"render", renderSeconds}}});
 
   // 2. Path tracer: the image, the reference and the MSE ladder 1, 4, 16, ... up to --spp.
-  PathTracer tracer(scene, PathTraceSettings{});
+  // On the backend of the form factors: the GPU's wavefront where the radiosity ran on GPUs.
+  const PathTraceBackend tracer(job.UsedBackend(), scene, PathTraceSettings{}, kGpuPathsPerBatch);
   RayCounts rays;
   auto trace = [&](int spp, unsigned long long traceSeed, double *seconds) {
     const double start = Now();
-    Image image = RenderPathTraced(MPI_COMM_WORLD, tracer, camera, spp, traceSeed, &rays, false);
+    Image image = tracer.Render(MPI_COMM_WORLD, camera, spp, traceSeed, &rays, false);
     *seconds = SlowestSince(start);
     if (rank == 0 && !quiet) std::fprintf(stderr, "radiosity: validate: path traced %d spp in %.3f s\n", spp, *seconds);
     return image;
   };
   double pathSeconds = 0;
   const Image pathImage = trace(o.samplesPerPixel, seed, &pathSeconds);
-  std::snprintf(text, sizeof text, "%d spp, next-event estimation + MIS, Russian roulette", o.samplesPerPixel);
+  std::snprintf(text, sizeof text, "%d spp, next-event estimation + MIS, Russian roulette, %s", o.samplesPerPixel,
+                tracer.Describe());
   report.methods.push_back({"pathtrace", text, pathSeconds, {}});
   // The reference has its own random numbers: sharing the first samples with the images it judges would
   // hide their noise.

@@ -30,10 +30,6 @@
 
 namespace rad {
 
-// Paths in flight per batch, unless the caller says otherwise: each holds a WavefrontPath (about 250 bytes)
-// and its value, so 2^21 paths take about 0.6 GB of device memory, enough to fill a GPU many times over.
-constexpr long long kGpuPathsPerBatch = 1LL << 21;
-
 // Runs items [0, items) of `base` (its source, samples and camera or patches set) batch by batch; sink(first,
 // count, results) receives each batch's 6 numbers per item. Returns the rays traced.
 template <class Backend, class Sink>

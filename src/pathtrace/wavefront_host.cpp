@@ -43,7 +43,7 @@ class HostStages {
   }
   void ClearCounts(const WavefrontJob &job) { job.counts[0] = job.counts[1] = 0; }
   void ReadResults(const WavefrontJob &job, int items, double *out) {
-    std::copy(job.itemResults, job.itemResults + 6 * size_t(items), out);
+    std::copy_n(job.itemResults, 6 * size_t(unsigned(items)), out);  // items > 0: a batch holds at least one
   }
 
  private:

@@ -90,6 +90,20 @@ class TestPathTrace(PipelineTestCase):
         with h5py.File(one, "r") as f:
             np.testing.assert_array_equal(f["/pathtrace/B"][...], b)
 
+    def test_gpu_backend_agrees_with_the_cpu(self):
+        """The GPU's wavefront follows the CPU's paths from the same random numbers: pixels agree but where a
+        grazing ray took another polygon. Needs a CUDA device."""
+        version = test_cli.run(["--version"])
+        if "gpu (CUDA" not in version.stdout or "devices: 0" in version.stdout:
+            self.skipTest("no CUDA device: " + version.stdout.strip().splitlines()[-1])
+        cpu, _, _ = self.trace("cpu", None, ["--backend", "cpu"])
+        gpu, _, proc = self.trace("gpu", None, ["--backend", "gpu"])
+        self.assertIn("GPU (wavefront)", proc.stderr)
+        a, b = read_exr(cpu).astype(np.float64), read_exr(gpu).astype(np.float64)
+        same = np.abs(a - b) <= 1e-5 * np.maximum(np.abs(a), np.abs(b)) + 1e-9
+        self.assertGreaterEqual(same.mean(), 0.99)
+        self.assertLess(abs(a.mean() - b.mean()), 1e-3 * a.mean())
+
     def test_bad_inputs_exit_2(self):
         out = self.path("x.exr")
         self.expect_error(["pathtrace", "--input", self.path("missing.obj"), "--exr", out], 2,

@@ -485,6 +485,8 @@ class TestBackendChoice(PipelineTestCase):
             ["solve", "--formfactors", ff, "--output", os.path.join(self.outputs, "rad.h5")],
             ["render", "--radiosity", rad, "--output", os.path.join(self.outputs, "img.png")],
             ["run", "--input", FURNACE_CUBE, "--subdiv", "1", "--output-dir", os.path.join(self.outputs, "run")],
+            ["pathtrace", "--input", FURNACE_CUBE, "--exr", os.path.join(self.outputs, "pt.exr")],
+            ["validate", "--input", FURNACE_CUBE, "--output-dir", os.path.join(self.outputs, "validate")],
         ]
         for args in cases:
             for ranks in (None, 2):
