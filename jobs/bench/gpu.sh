@@ -4,7 +4,9 @@
 #    workload: 32 shadow rays per pair that may be occluded) and 4 (11776 patches): time per phase, shadow
 #    rays per second, and agreement with the CPU backend (largest entry difference, entries that differ);
 #  - the solver on the GPU against a device-to-device copy measured in the same run (radiosity_bench_gpu_solver);
-#  - the BVH's rays per second on the device against Embree on the host (radiosity_bench_bvh).
+#  - the BVH's rays per second on the device against Embree on the host (radiosity_bench_bvh);
+#  - the path tracer (issue 5's wavefront) on the GPU and on the CPU: samples and rays per second on the
+#    Cornell box, and how far the two images agree (the same paths from the same random numbers).
 #   bash jobs/bench/gpu.sh [SUBDIV ...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -53,3 +55,26 @@ echo
 mpirun -n 1 "$build/radiosity_bench_gpu_solver" 2944 11776
 echo
 "$build/radiosity_bench_bvh" meshes/cornell_sphere.obj 3 4000000 "$(nproc)"
+
+echo
+echo "path tracer, meshes/cornell_box.obj 512x512, 64 spp (GPU wavefront vs CPU, same random numbers):"
+for backend in gpu cpu; do
+  mpirun --bind-to none -n 1 "$build/radiosity" pathtrace --input meshes/cornell_box.obj --width 512 --height 512 \
+    --spp 64 --backend "$backend" --exr "$out/pt_$backend.exr" --timings "$out/pt_$backend.json" --quiet
+done
+/usr/bin/python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+for backend in ("gpu", "cpu"):
+    t = json.load(open(os.path.join(out, f"pt_{backend}.json")))
+    q = t["parameters"]
+    trace = [p for p in t["phases"] if p["name"] == "path trace"][0]["max"]
+    print(f"  {backend}: path trace {trace:.3f} s, {float(q['image samples per second']):.4g} samples/s, "
+          f"{float(q['image rays per second']):.4g} rays/s")
+PY
+"$build/radiosity" compare "$out/pt_cpu.exr" "$out/pt_gpu.exr" --json "$out/pt_compare.json" >/dev/null
+/usr/bin/python3 - "$out/pt_compare.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+print(f"  GPU vs CPU image: MSE {c['mse']:.3e}, PSNR {c['psnr_db']:.1f} dB, SSIM {c['ssim']:.5f}")
+PY

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# The path tracer (`radiosity pathtrace`, CPU) on the Cornell box with its own camera: throughput (samples and
+# The path tracer (`radiosity pathtrace`, CPU or GPU) on the Cornell box with its own camera: throughput (samples and
 # rays per second, the program's own figures over the slowest rank) and convergence against time: renders at
 # 1, 2, 4, ... MAX_SPP samples per pixel, each timed, and the MSE of each against a long reference render with
 # other random numbers (`radiosity compare --json -` on the linear EXR files). An unbiased renderer's MSE
 # halves with each doubling of spp (and of time) until the reference's own noise, MSE_ref ~ MSE(1) / REF_SPP,
 # shows.
 #   bash jobs/bench/pathtrace.sh [MAX_SPP] [REF_SPP] [RANKS]
-# Environment: RAD_BUILD_DIR (default build), RAD_BENCH_SIZE (default 128), RAD_BENCH_THREADS (default: all).
+# Environment: RAD_BUILD_DIR (default build), RAD_BENCH_SIZE (default 128), RAD_BENCH_THREADS (default: all),
+# RAD_BENCH_BACKEND (cpu, gpu or auto; default cpu). On a GPU, e.g.:
+#   RAD_BENCH_BACKEND=gpu RAD_BENCH_SIZE=512 bash jobs/bench/pathtrace.sh 1024 16384
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 maxSpp=${1:-256}
 refSpp=${2:-4096}
 ranks=${3:-1}
 size=${RAD_BENCH_SIZE:-128}
+backend=${RAD_BENCH_BACKEND:-cpu}
 build=${RAD_BUILD_DIR:-build}
 threads=()
 [ -n "${RAD_BENCH_THREADS:-}" ] && threads=(--threads "$RAD_BENCH_THREADS")
@@ -23,11 +26,11 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "benchmark: pathtrace on $scene, ${size}x${size}, spp 1..$maxSpp, reference $refSpp spp, $ranks rank(s)," \
-  "$(nproc) cores, $(date -u +%FT%TZ)"
+  "backend $backend, $(nproc) cores, $(date -u +%FT%TZ)"
 
 trace() {  # trace SPP SEED NAME
   mpirun --bind-to none -n "$ranks" "$build/radiosity" pathtrace --input "$scene" --width "$size" --height "$size" \
-    --spp "$1" --seed "$2" "${threads[@]}" --exr "$out/$3.exr" --timings "$out/$3.json" --quiet >/dev/null 2>&1
+    --spp "$1" --seed "$2" --backend "$backend" "${threads[@]}" --exr "$out/$3.exr" --timings "$out/$3.json" --quiet >/dev/null 2>&1
 }
 trace "$refSpp" 987654321 reference
 spps=()
