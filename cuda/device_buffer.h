@@ -1,4 +1,6 @@
 // A typed array in device memory (cudaMalloc, never managed memory), freed with the object. For .cu files.
+// resize, data and size are named as std::vector's, so that code written for either (wavefront_driver.h's
+// batch buffers) takes both; resize does not keep the contents.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -14,29 +16,29 @@ template <typename T>
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t count) { Resize(count); }
+  explicit DeviceBuffer(size_t count) { resize(count); }
   explicit DeviceBuffer(const std::vector<T> &host) { Upload(host.data(), host.size()); }
   ~DeviceBuffer() { Release(); }
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
 
   // Contents are not kept.
-  void Resize(size_t count) {
+  void resize(size_t count) {
     if (count == count_) return;
     Release();
     if (count > 0) RAD_CUDA(cudaMalloc(&data_, count * sizeof(T)));
     count_ = count;
   }
   void Upload(const T *host, size_t count) {
-    Resize(count);
+    resize(count);
     if (count > 0) RAD_CUDA(cudaMemcpy(data_, host, count * sizeof(T), cudaMemcpyHostToDevice));
   }
   void Download(T *host, size_t count) const {
     if (count > 0) RAD_CUDA(cudaMemcpy(host, data_, count * sizeof(T), cudaMemcpyDeviceToHost));
   }
-  T *Data() { return data_; }
-  const T *Data() const { return data_; }
-  size_t Count() const { return count_; }
+  T *data() { return data_; }
+  const T *data() const { return data_; }
+  size_t size() const { return count_; }
 
  private:
   void Release() {

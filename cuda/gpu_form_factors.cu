@@ -111,24 +111,24 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   {
     ScopedPhase phase(timers, "device memory");
     deviceBvh = std::make_unique<DeviceBvh>(bvh);
-    RAD_CUDA(cudaMemset(tallies.Data(), 0, sizeof(Tallies)));
+    RAD_CUDA(cudaMemset(tallies.data(), 0, sizeof(Tallies)));
     RAD_CUDA(cudaDeviceSynchronize());
   }
   GeometryView view = ViewOf(g);
-  view.patches = patches.Data();
-  view.occluders = occluders.Data();
-  view.candidateStart = candidateStart.Data();
-  view.candidates = candidates.Data();
+  view.patches = patches.data();
+  view.occluders = occluders.data();
+  view.candidateStart = candidateStart.data();
+  view.candidates = candidates.data();
 
   Progress progress("form factors (GPU)", m, showProgress);
   long long pairsRayTraced = 0;
   for (long long first = 0; first < m; first += chunkRows) {
     const long long count = std::min(chunkRows, m - first), entriesInChunk = count * n;
-    const long long *chunk = dRows.Data() + first;
+    const long long *chunk = dRows.data() + first;
     {
       ScopedPhase phase(timers, "unoccluded kernel");
-      UnoccludedKernel<<<Blocks(entriesInChunk), kBlock>>>(view, chunk, count, options.quadrature, values.Data(),
-                                                          needsRays.Data(), tallies.Data());
+      UnoccludedKernel<<<Blocks(entriesInChunk), kBlock>>>(view, chunk, count, options.quadrature, values.data(),
+                                                          needsRays.data(), tallies.data());
       RAD_CUDA_LAUNCH();
       RAD_CUDA(cudaDeviceSynchronize());
     }
@@ -136,13 +136,13 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
       ScopedPhase phase(timers, "visibility rays");
       // The entries that need rays, compacted so that every thread of the ray kernel has work.
       const long long *end = thrust::copy_if(thrust::device, thrust::counting_iterator<long long>(0),
-                                             thrust::counting_iterator<long long>(entriesInChunk), entries.Data(),
-                                             NeedsRays{needsRays.Data()});
-      const long long traced = (long long)(end - entries.Data());
+                                             thrust::counting_iterator<long long>(entriesInChunk), entries.data(),
+                                             NeedsRays{needsRays.data()});
+      const long long traced = (long long)(end - entries.data());
       pairsRayTraced += traced;
       if (traced > 0) {
-        VisibilityKernel<<<Blocks(traced), kBlock>>>(view, deviceBvh->View(), chunk, entries.Data(), traced,
-                                                     options.seed, options.shadowRays, values.Data(), tallies.Data());
+        VisibilityKernel<<<Blocks(traced), kBlock>>>(view, deviceBvh->View(), chunk, entries.data(), traced,
+                                                     options.seed, options.shadowRays, values.data(), tallies.data());
         RAD_CUDA_LAUNCH();
       }
       RAD_CUDA(cudaDeviceSynchronize());

@@ -34,22 +34,7 @@ void Launch(const WavefrontJob &job, int count) {
 class GpuStages {
  public:
   WavefrontJob Allocate(const WavefrontJob &base, int paths, int items) {
-    paths_.Resize(size_t(paths));
-    values_.Resize(size_t(paths));
-    results_.Resize(6 * size_t(items));
-    rays_.Resize(size_t(paths));
-    nextRays_.Resize(size_t(paths));
-    shadows_.Resize(size_t(paths));
-    counts_.Resize(2);
-    WavefrontJob job = base;
-    job.paths = paths_.Data();
-    job.values = values_.Data();
-    job.itemResults = results_.Data();
-    job.rays = rays_.Data();
-    job.nextRays = nextRays_.Data();
-    job.shadows = shadows_.Data();
-    job.counts = counts_.Data();
-    return job;
+    return buffers_.Attach(base, paths, items);
   }
   void Run(WavefrontStage stage, const WavefrontJob &job, int count) {
     if (count <= 0) return;
@@ -71,10 +56,7 @@ class GpuStages {
   }
 
  private:
-  DeviceBuffer<WavefrontPath> paths_;
-  DeviceBuffer<Vec3> values_;
-  DeviceBuffer<double> results_;
-  DeviceBuffer<int> rays_, nextRays_, shadows_, counts_;
+  WavefrontBuffers<DeviceBuffer> buffers_;
 };
 
 }  // namespace
@@ -89,14 +71,7 @@ struct GpuPathTracer::Device {
   Device(const PathScene &s, const PathTraceSettings &settings, FlatBvh flat)
       : normal(s.normal), planePoint(s.planePoint), reflectance(s.reflectance), emission(s.emission),
         areaPdf(s.areaPdf), emitterCdf(s.emitterCdf), emitters(s.emitters), bvh(flat) {
-    base.scene.normal = normal.Data();
-    base.scene.planePoint = planePoint.Data();
-    base.scene.reflectance = reflectance.Data();
-    base.scene.emission = emission.Data();
-    base.scene.areaPdf = areaPdf.Data();
-    base.scene.emitters = emitters.Data();
-    base.scene.emitterCdf = emitterCdf.Data();
-    base.scene.emitterCount = int(s.emitters.size());
+    base.scene = ViewOfPathScene(*this);
     base.settings = settings;
     base.bvh = bvh.View();
   }
@@ -123,7 +98,7 @@ PatchEstimates GpuPathTracer::EstimatePatches(MPI_Comm comm, const std::vector<P
   GpuStages stages;
   DeviceBuffer<Patch> devicePatches(patches);
   WavefrontJob base = device_->base;
-  base.patches = devicePatches.Data();
+  base.patches = devicePatches.data();
   return EstimatePatchesWavefront(comm, stages, base, (long long)patches.size(), pointsPerPatch, seed,
                                   pathsPerBatch, rays, showProgress);
 }

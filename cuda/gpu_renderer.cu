@@ -44,20 +44,20 @@ Image RenderRadiosityGpu(MPI_Comm comm, const std::vector<Patch> &patches, const
   DeviceBuffer<int> dCorners, dCornerCount;
   DeviceBuffer<double> dVertexRadiance;
   BvhPixelJob job;
-  job.shading.patches = dPatches.Data();
-  job.shading.radiance = dRadiance.Data();
+  job.shading.patches = dPatches.data();
+  job.shading.radiance = dRadiance.data();
   if (options.shading == Shading::kSmooth) {
     mesh = BuildSmoothMesh(patches, radiance);
     dCorners.Upload(mesh.patchCorners.data(), mesh.patchCorners.size());
     dCornerCount.Upload(mesh.cornerCount.data(), mesh.cornerCount.size());
     dVertexRadiance.Upload(mesh.vertexRadiance.data(), mesh.vertexRadiance.size());
-    job.shading.patchCorners = dCorners.Data();
-    job.shading.cornerCount = dCornerCount.Data();
-    job.shading.vertexRadiance = dVertexRadiance.Data();
+    job.shading.patchCorners = dCorners.data();
+    job.shading.cornerCount = dCornerCount.data();
+    job.shading.vertexRadiance = dVertexRadiance.data();
   }
   job.frame = MakeCameraFrame(camera);
   job.bvh = bvh.View();
-  job.secondHalf = dSecondHalf.Data();
+  job.secondHalf = dSecondHalf.data();
   job.seed = options.seed;
   job.samples = options.samplesPerPixel;
   job.strata = int(std::lround(std::sqrt(double(job.samples))));
@@ -65,11 +65,11 @@ Image RenderRadiosityGpu(MPI_Comm comm, const std::vector<Patch> &patches, const
 
   const size_t values = 3 * size_t(camera.width) * size_t(camera.height);
   DeviceBuffer<float> dRgb(values);
-  RAD_CUDA(cudaMemset(dRgb.Data(), 0, values * sizeof(float)));
+  RAD_CUDA(cudaMemset(dRgb.data(), 0, values * sizeof(float)));
   const long long pixels = (long long)rows * camera.width;
   if (pixels > 0) {
     const int block = 128;
-    PixelKernel<<<unsigned((pixels + block - 1) / block), block>>>(job, rank, ranks, rows, dRgb.Data());
+    PixelKernel<<<unsigned((pixels + block - 1) / block), block>>>(job, rank, ranks, rows, dRgb.data());
     RAD_CUDA_LAUNCH();
   }
   std::vector<float> rgb(values);

@@ -7,19 +7,6 @@ namespace rad {
 
 double RgbLuminance(Vec3 rgb) { return 0.2126 * rgb.x + 0.7152 * rgb.y + 0.0722 * rgb.z; }
 
-PathSceneView PathScene::View() const {
-  PathSceneView v;
-  v.normal = normal.data();
-  v.planePoint = planePoint.data();
-  v.reflectance = reflectance.data();
-  v.emission = emission.data();
-  v.areaPdf = areaPdf.data();
-  v.emitters = emitters.data();
-  v.emitterCdf = emitterCdf.data();
-  v.emitterCount = int(emitters.size());
-  return v;
-}
-
 PathScene MakePathScene(const Scene &scene) {
   PathScene s;
   const size_t faces = scene.faces.size();

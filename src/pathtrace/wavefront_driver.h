@@ -1,6 +1,7 @@
 // The loop of the wavefront path tracer (wavefront_stages.h), once for every place that runs its stages: the
 // host's threads (wavefront_host.cpp) and the GPU (cuda/gpu_path_tracer.cu). A Backend provides
-//   WavefrontJob Allocate(const WavefrontJob &base, int paths, int items)  buffers for one batch
+//   WavefrontJob Allocate(const WavefrontJob &base, int paths, int items)  buffers for one batch (usually
+//                                                                          WavefrontBuffers::Attach)
 //   void Run(WavefrontStage, const WavefrontJob &, int count)               one pass over `count` indices
 //   void ReadCounts(const WavefrontJob &, int counts[2])                   the queues' lengths
 //   void ClearCounts(const WavefrontJob &)
@@ -29,6 +30,33 @@
 #include "util/progress.h"
 
 namespace rad {
+
+// The buffers of one batch and the job that points at them: Array is std::vector on the host and DeviceBuffer
+// on the GPU (both have resize and data).
+template <template <class...> class Array>
+struct WavefrontBuffers {
+  Array<WavefrontPath> paths;
+  Array<Vec3> values;
+  Array<double> results;
+  Array<int> rays, nextRays, shadows, counts;
+
+  WavefrontJob Attach(const WavefrontJob &base, int pathCount, int items) {
+    for (Array<int> *queue : {&rays, &nextRays, &shadows}) queue->resize(size_t(pathCount));
+    paths.resize(size_t(pathCount));
+    values.resize(size_t(pathCount));
+    results.resize(6 * size_t(items));
+    counts.resize(2);
+    WavefrontJob job = base;
+    job.paths = paths.data();
+    job.values = values.data();
+    job.itemResults = results.data();
+    job.rays = rays.data();
+    job.nextRays = nextRays.data();
+    job.shadows = shadows.data();
+    job.counts = counts.data();
+    return job;
+  }
+};
 
 // Runs items [0, items) of `base` (its source, samples and camera or patches set) batch by batch; sink(first,
 // count, results) receives each batch's 6 numbers per item. Returns the rays traced.

@@ -16,21 +16,7 @@ namespace {
 class HostStages {
  public:
   WavefrontJob Allocate(const WavefrontJob &base, int paths, int items) {
-    paths_.resize(size_t(paths));
-    values_.resize(size_t(paths));
-    results_.resize(6 * size_t(items));
-    rays_.resize(size_t(paths));
-    nextRays_.resize(size_t(paths));
-    shadows_.resize(size_t(paths));
-    WavefrontJob job = base;
-    job.paths = paths_.data();
-    job.values = values_.data();
-    job.itemResults = results_.data();
-    job.rays = rays_.data();
-    job.nextRays = nextRays_.data();
-    job.shadows = shadows_.data();
-    job.counts = counts_;
-    return job;
+    return buffers_.Attach(base, paths, items);
   }
   void Run(WavefrontStage stage, const WavefrontJob &job, int count) {
     tbb::parallel_for(tbb::blocked_range<int>(0, count, 64), [&](const tbb::blocked_range<int> &r) {
@@ -47,11 +33,7 @@ class HostStages {
   }
 
  private:
-  std::vector<WavefrontPath> paths_;
-  std::vector<Vec3> values_;
-  std::vector<double> results_;
-  std::vector<int> rays_, nextRays_, shadows_;
-  int counts_[2] = {0, 0};
+  WavefrontBuffers<std::vector> buffers_;
 };
 
 }  // namespace
