@@ -97,22 +97,25 @@ RayCounts RunWavefront(Backend &backend, const WavefrontJob &base, long long ite
   return rays;
 }
 
+// What the paths of this rank start from: `samples` per item, jittered strata when that is a square.
+inline void SetWavefrontSource(MPI_Comm comm, PathSource source, int samples, uint64_t seed, WavefrontJob &job) {
+  MPI_Comm_rank(comm, &job.rank);
+  MPI_Comm_size(comm, &job.ranks);
+  job.source = source;
+  job.samples = samples;
+  job.strata = int(std::lround(std::sqrt(double(samples))));
+  job.seed = seed;
+}
+
 // RenderPathTraced's contract (image on rank 0, rows shared cyclically) on a wavefront backend. `base` holds
 // the scene, settings and BVH.
 template <class Backend>
 Image RenderWavefront(MPI_Comm comm, Backend &backend, WavefrontJob base, const Camera &camera, int samplesPerPixel,
                       uint64_t seed, long long pathsPerBatch, RayCounts *rays, bool showProgress) {
   CheckPathTraceImage(camera, samplesPerPixel);
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
-  base.source = PathSource::kCamera;
-  base.samples = samplesPerPixel;
-  base.strata = int(std::lround(std::sqrt(double(samplesPerPixel))));
+  SetWavefrontSource(comm, PathSource::kCamera, samplesPerPixel, seed, base);
   base.frame = MakeCameraFrame(camera);
-  base.seed = seed;
-  base.rank = rank;
-  base.ranks = ranks;
+  const int rank = base.rank, ranks = base.ranks;
   const int width = camera.width;
   const long long items = (long long)RowsOfRank(camera.height, rank, ranks) * width;
   // Every pixel is written by exactly one rank and is 0 elsewhere, so the sum in ReduceImage is exact.
@@ -138,15 +141,8 @@ PatchEstimates EstimatePatchesWavefront(MPI_Comm comm, Backend &backend, Wavefro
                                         int pointsPerPatch, uint64_t seed, long long pathsPerBatch, RayCounts *rays,
                                         bool showProgress) {
   CheckPatchEstimates(patchCount, pointsPerPatch);
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
-  base.source = PathSource::kPatch;
-  base.samples = pointsPerPatch;
-  base.strata = int(std::lround(std::sqrt(double(pointsPerPatch))));
-  base.seed = seed;
-  base.rank = rank;
-  base.ranks = ranks;
+  SetWavefrontSource(comm, PathSource::kPatch, pointsPerPatch, seed, base);
+  const int rank = base.rank, ranks = base.ranks;
   const long long n = patchCount;
   const long long mine = rank < n ? (n - rank + ranks - 1) / ranks : 0;
   // [mean (3N) | standard error (3N)], 0 for other ranks' patches, so that the sum over ranks is exact.
