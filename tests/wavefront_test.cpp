@@ -142,6 +142,32 @@ TEST(WavefrontHost, BatchesAndThreadsDoNotChangeTheResult) {
   EXPECT_EQ(0, std::memcmp(one.rgb.data(), many.rgb.data(), one.rgb.size() * sizeof(float)));
 }
 
+TEST(WavefrontHost, RanksSharesAddUpToTheOneRankResult) {
+  // Ranks take rows (pixels) and patches cyclically; every value is computed by one rank from the same random
+  // numbers, so three ranks' shares add up to the one-rank result bit for bit (what ReduceImage and
+  // GatherPatchEstimates then sum over MPI).
+  const Scene scene = Load("cornell_sphere.obj");
+  const HostWavefrontTracer wavefront(scene, PathTraceSettings());
+  const Camera camera = CornellCamera(13);  // 13 rows: the ranks get 5, 4 and 4
+  const std::vector<float> whole = wavefront.ImageShare(camera, 2, 6, 0, 1, 1 << 20);
+  std::vector<float> sum(whole.size(), 0.0f);
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::vector<float> share = wavefront.ImageShare(camera, 2, 6, rank, 3, 50);
+    ASSERT_EQ(share.size(), whole.size());
+    for (size_t k = 0; k < sum.size(); ++k) sum[k] += share[k];
+  }
+  EXPECT_EQ(0, std::memcmp(whole.data(), sum.data(), whole.size() * sizeof(float)));
+
+  const std::vector<Patch> patches = MakePatches(scene, 0);  // 46 patches
+  const std::vector<double> all = wavefront.PatchShare(patches, 4, 6, 0, 1, 1 << 20);
+  std::vector<double> total(all.size(), 0.0);
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::vector<double> share = wavefront.PatchShare(patches, 4, 6, rank, 3, 30);
+    for (size_t k = 0; k < total.size(); ++k) total[k] += share[k];
+  }
+  EXPECT_EQ(all, total);
+}
+
 #ifdef RAD_HAVE_CUDA
 TEST(WavefrontDevice, GpuMatchesTheHostStages) {
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device: " << DescribeCudaDevices();

@@ -97,32 +97,34 @@ RayCounts RunWavefront(Backend &backend, const WavefrontJob &base, long long ite
   return rays;
 }
 
-// What the paths of this rank start from: `samples` per item, jittered strata when that is a square.
-inline void SetWavefrontSource(MPI_Comm comm, PathSource source, int samples, uint64_t seed, WavefrontJob &job) {
-  MPI_Comm_rank(comm, &job.rank);
-  MPI_Comm_size(comm, &job.ranks);
+// What the paths of rank `rank` of `ranks` start from: `samples` per item, jittered strata when that is a
+// square.
+inline void SetWavefrontSource(PathSource source, int samples, uint64_t seed, int rank, int ranks,
+                               WavefrontJob &job) {
   job.source = source;
   job.samples = samples;
   job.strata = int(std::lround(std::sqrt(double(samples))));
   job.seed = seed;
+  job.rank = rank;
+  job.ranks = ranks;
 }
 
-// RenderPathTraced's contract (image on rank 0, rows shared cyclically) on a wavefront backend. `base` holds
-// the scene, settings and BVH.
+// Rank `rank` of `ranks`'s share of a path-traced image: its rows (y = rank, rank + ranks, ...) filled, 0
+// elsewhere, so that the sum of all ranks' shares is the image, exactly. `base` holds the scene, settings and
+// BVH. Rays are counted into `rays`.
 template <class Backend>
-Image RenderWavefront(MPI_Comm comm, Backend &backend, WavefrontJob base, const Camera &camera, int samplesPerPixel,
-                      uint64_t seed, long long pathsPerBatch, RayCounts *rays, bool showProgress) {
+std::vector<float> TraceImageShare(Backend &backend, WavefrontJob base, const Camera &camera, int samplesPerPixel,
+                                   uint64_t seed, int rank, int ranks, long long pathsPerBatch, RayCounts &rays,
+                                   bool showProgress) {
   CheckPathTraceImage(camera, samplesPerPixel);
-  SetWavefrontSource(comm, PathSource::kCamera, samplesPerPixel, seed, base);
+  SetWavefrontSource(PathSource::kCamera, samplesPerPixel, seed, rank, ranks, base);
   base.frame = MakeCameraFrame(camera);
-  const int rank = base.rank, ranks = base.ranks;
   const int width = camera.width;
   const long long items = (long long)RowsOfRank(camera.height, rank, ranks) * width;
-  // Every pixel is written by exactly one rank and is 0 elsewhere, so the sum in ReduceImage is exact.
   std::vector<float> rgb(3 * size_t(width) * size_t(camera.height), 0.0f);
   Progress progress("path trace", items, showProgress && rank == 0);
-  const RayCounts counted = RunWavefront(backend, base, items, pathsPerBatch, progress,
-                                         [&](long long first, int count, const double *results) {
+  rays = RunWavefront(backend, base, items, pathsPerBatch, progress,
+                      [&](long long first, int count, const double *results) {
     for (int j = 0; j < count; ++j) {
       const long long item = first + j;
       const long long y = rank + (item / width) * ranks, x = item % width;
@@ -130,26 +132,24 @@ Image RenderWavefront(MPI_Comm comm, Backend &backend, WavefrontJob base, const 
     }
   });
   progress.Finish();
-  if (rays) *rays = counted;
-  return ReduceImage(comm, width, camera.height, std::move(rgb));
+  return rgb;
 }
 
-// EstimatePatches's contract (arrays on rank 0, patches shared cyclically) on a wavefront backend. `base`
-// holds the scene, settings and BVH, and `patches` (of the backend's side of memory) the patches.
+// Rank `rank` of `ranks`'s share of the patch estimates: [mean (3N) | standard error (3N)] of its patches
+// (i = rank, rank + ranks, ...), 0 for the others'. `base` holds the scene, settings, BVH and the patches (in
+// the backend's memory).
 template <class Backend>
-PatchEstimates EstimatePatchesWavefront(MPI_Comm comm, Backend &backend, WavefrontJob base, long long patchCount,
-                                        int pointsPerPatch, uint64_t seed, long long pathsPerBatch, RayCounts *rays,
-                                        bool showProgress) {
+std::vector<double> EstimatePatchShare(Backend &backend, WavefrontJob base, long long patchCount,
+                                       int pointsPerPatch, uint64_t seed, int rank, int ranks,
+                                       long long pathsPerBatch, RayCounts &rays, bool showProgress) {
   CheckPatchEstimates(patchCount, pointsPerPatch);
-  SetWavefrontSource(comm, PathSource::kPatch, pointsPerPatch, seed, base);
-  const int rank = base.rank, ranks = base.ranks;
+  SetWavefrontSource(PathSource::kPatch, pointsPerPatch, seed, rank, ranks, base);
   const long long n = patchCount;
   const long long mine = rank < n ? (n - rank + ranks - 1) / ranks : 0;
-  // [mean (3N) | standard error (3N)], 0 for other ranks' patches, so that the sum over ranks is exact.
   std::vector<double> values(6 * size_t(n), 0.0);
   Progress progress("patch estimates", mine, showProgress && rank == 0);
-  const RayCounts counted = RunWavefront(backend, base, mine, pathsPerBatch, progress,
-                                         [&](long long first, int count, const double *results) {
+  rays = RunWavefront(backend, base, mine, pathsPerBatch, progress,
+                      [&](long long first, int count, const double *results) {
     for (int j = 0; j < count; ++j) {
       const long long i = rank + (first + j) * ranks;
       for (int c = 0; c < 3; ++c) {
@@ -159,8 +159,37 @@ PatchEstimates EstimatePatchesWavefront(MPI_Comm comm, Backend &backend, Wavefro
     }
   });
   progress.Finish();
+  return values;
+}
+
+// RenderPathTraced's contract (collective; the image on rank 0) on a wavefront backend.
+template <class Backend>
+Image RenderWavefront(MPI_Comm comm, Backend &backend, const WavefrontJob &base, const Camera &camera,
+                      int samplesPerPixel, uint64_t seed, long long pathsPerBatch, RayCounts *rays,
+                      bool showProgress) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  RayCounts counted;
+  std::vector<float> rgb = TraceImageShare(backend, base, camera, samplesPerPixel, seed, rank, ranks,
+                                           pathsPerBatch, counted, showProgress);
   if (rays) *rays = counted;
-  return GatherPatchEstimates(comm, n, std::move(values));
+  return ReduceImage(comm, camera.width, camera.height, std::move(rgb));
+}
+
+// EstimatePatches's contract (collective; the arrays on rank 0) on a wavefront backend.
+template <class Backend>
+PatchEstimates EstimatePatchesWavefront(MPI_Comm comm, Backend &backend, const WavefrontJob &base,
+                                        long long patchCount, int pointsPerPatch, uint64_t seed,
+                                        long long pathsPerBatch, RayCounts *rays, bool showProgress) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  RayCounts counted;
+  std::vector<double> values = EstimatePatchShare(backend, base, patchCount, pointsPerPatch, seed, rank, ranks,
+                                                  pathsPerBatch, counted, showProgress);
+  if (rays) *rays = counted;
+  return GatherPatchEstimates(comm, patchCount, std::move(values));
 }
 
 }  // namespace rad

@@ -65,4 +65,22 @@ PatchEstimates HostWavefrontTracer::EstimatePatches(MPI_Comm comm, const std::ve
                                   pathsPerBatch, rays, false);
 }
 
+std::vector<float> HostWavefrontTracer::ImageShare(const Camera &camera, int samplesPerPixel, uint64_t seed,
+                                                   int rank, int ranks, long long pathsPerBatch) const {
+  HostStages stages;
+  RayCounts rays;
+  return TraceImageShare(stages, Base(), camera, samplesPerPixel, seed, rank, ranks, pathsPerBatch, rays, false);
+}
+
+std::vector<double> HostWavefrontTracer::PatchShare(const std::vector<Patch> &patches, int pointsPerPatch,
+                                                    uint64_t seed, int rank, int ranks,
+                                                    long long pathsPerBatch) const {
+  HostStages stages;
+  WavefrontJob base = Base();
+  base.patches = patches.data();
+  RayCounts rays;
+  return EstimatePatchShare(stages, base, (long long)patches.size(), pointsPerPatch, seed, rank, ranks,
+                            pathsPerBatch, rays, false);
+}
+
 }  // namespace rad

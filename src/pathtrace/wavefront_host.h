@@ -31,6 +31,13 @@ class HostWavefrontTracer {
   PatchEstimates EstimatePatches(MPI_Comm comm, const std::vector<Patch> &patches, int pointsPerPatch,
                                  uint64_t seed, long long pathsPerBatch, RayCounts *rays) const;
 
+  // Rank `rank` of `ranks`'s shares (TraceImageShare, EstimatePatchShare), without MPI: what every rank of a
+  // run computes, so that a test can check that the shares add up to the one-rank result.
+  std::vector<float> ImageShare(const Camera &camera, int samplesPerPixel, uint64_t seed, int rank, int ranks,
+                                long long pathsPerBatch) const;
+  std::vector<double> PatchShare(const std::vector<Patch> &patches, int pointsPerPatch, uint64_t seed, int rank,
+                                 int ranks, long long pathsPerBatch) const;
+
  private:
   WavefrontJob Base() const;
   PathScene physics_;
