@@ -1,5 +1,6 @@
 // The solver tests' systems (CPU and GPU): a scene's form factors with all rows on this rank, and a direct
-// solve of the radiosity system, the exact answer the iterative solvers are checked against.
+// solve of the radiosity system, the exact answer the iterative solvers are checked against, and a two-patch
+// system with a closed-form solution.
 #pragma once
 
 #include <cmath>
@@ -77,5 +78,18 @@ inline std::vector<double> DenseSolve(long long size, const std::vector<double> 
   }
   return x;
 }
+
+// Two patches that see only each other with F = `f` both ways, reflectance `rho`, emission 1 on patch 0.
+struct TinySystem {
+  std::vector<double> f;
+  LocalSystem local;
+  TinySystem(double f01, double rho) : f{0, f01, f01, 0} {
+    local.n = 2;
+    local.rows = {0, 1};
+    local.f64 = f.data();
+    local.reflectance.assign(6, rho);
+    local.emission = {1, 1, 1, 0, 0, 0};
+  }
+};
 
 }  // namespace rad::test

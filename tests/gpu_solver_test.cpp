@@ -367,22 +367,9 @@ TEST(GpuSolver, FloatMatrixGivesTheSameSolutionToItsPrecision) {
   }
 }
 
-// Two patches that see only each other with F = f both ways, reflectance rho, emission 1 on patch 0.
-struct TinySystem {
-  std::vector<double> f;
-  LocalSystem local;
-  TinySystem(double f01, double rho) : f{0, f01, f01, 0} {
-    local.n = 2;
-    local.rows = {0, 1};
-    local.f64 = f.data();
-    local.reflectance.assign(6, rho);
-    local.emission = {1, 1, 1, 0, 0, 0};
-  }
-};
-
 TEST(GpuSolver, TwoPatchSystemHasItsClosedForm) {
   RAD_REQUIRE_DEVICE();
-  const TinySystem t(0.8, 0.7);
+  const test::TinySystem t(0.8, 0.7);
   const double k = 0.8 * 0.7, b0 = 1 / (1 - k * k);
   for (SolverMethod method : {SolverMethod::kJacobi, SolverMethod::kGaussSeidel}) {
     const SolverResult r = SolveOnGpu(t.local, method, 1e-14);
@@ -394,7 +381,7 @@ TEST(GpuSolver, TwoPatchSystemHasItsClosedForm) {
 
 TEST(GpuSolver, RowsSummingAboveOneDiverge) {
   RAD_REQUIRE_DEVICE();
-  const TinySystem t(1.5, 0.9);  // rho * F = 1.35: the iterates grow without bound
+  const test::TinySystem t(1.5, 0.9);  // rho * F = 1.35: the iterates grow without bound
   for (SolverMethod method : {SolverMethod::kJacobi, SolverMethod::kGaussSeidel}) {
     const SolverResult r = SolveOnGpu(t.local, method, 1e-6);
     EXPECT_EQ(r.status, SolverStatus::kDiverged);
@@ -405,7 +392,7 @@ TEST(GpuSolver, RowsSummingAboveOneDiverge) {
 
 TEST(GpuSolver, StopsAtMaxIterationsAndSaysSo) {
   RAD_REQUIRE_DEVICE();
-  const TinySystem t(0.99, 0.99);  // converges, but slowly
+  const test::TinySystem t(0.99, 0.99);  // converges, but slowly
   const SolverResult r = SolveOnGpu(t.local, SolverMethod::kGaussSeidel, 1e-12, 5);
   EXPECT_EQ(r.status, SolverStatus::kMaxIterations);
   EXPECT_EQ(r.iterations, 5);
@@ -415,7 +402,7 @@ TEST(GpuSolver, StopsAtMaxIterationsAndSaysSo) {
 
 TEST(GpuSolver, NothingEmittingGivesZero) {
   RAD_REQUIRE_DEVICE();
-  TinySystem t(0.5, 0.5);
+  test::TinySystem t(0.5, 0.5);
   t.local.emission.assign(6, 0.0);
   const SolverResult r = SolveOnGpu(t.local, SolverMethod::kGaussSeidel, 1e-6);
   EXPECT_EQ(r.status, SolverStatus::kConverged);

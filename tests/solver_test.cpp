@@ -93,22 +93,9 @@ TEST(Solver, SameBitsForAnyThreadCount) {
   EXPECT_EQ(one.radiance, two.radiance);
 }
 
-// Two patches that see only each other with F = `f` both ways, reflectance `rho`, emission 1 on patch 0.
-struct TinySystem {
-  std::vector<double> f;
-  LocalSystem local;
-  TinySystem(double f01, double rho) : f{0, f01, f01, 0} {
-    local.n = 2;
-    local.rows = {0, 1};
-    local.f64 = f.data();
-    local.reflectance.assign(6, rho);
-    local.emission = {1, 1, 1, 0, 0, 0};
-  }
-};
-
 TEST(Solver, TwoPatchSystemHasItsClosedForm) {
   // B0 = 1 + rho f B1, B1 = rho f B0  ->  B0 = 1 / (1 - (rho f)^2), B1 = rho f B0.
-  const TinySystem t(0.8, 0.7);
+  const test::TinySystem t(0.8, 0.7);
   const SolverResult r = Solve(t.local, SolverMethod::kGaussSeidel, 1e-14);
   ASSERT_EQ(r.status, SolverStatus::kConverged);
   const double k = 0.8 * 0.7, b0 = 1 / (1 - k * k);
@@ -118,7 +105,7 @@ TEST(Solver, TwoPatchSystemHasItsClosedForm) {
 }
 
 TEST(Solver, RowsSummingAboveOneDiverge) {
-  const TinySystem t(1.5, 0.9);  // rho * F = 1.35: the iterates grow without bound
+  const test::TinySystem t(1.5, 0.9);  // rho * F = 1.35: the iterates grow without bound
   const SolverResult r = Solve(t.local, SolverMethod::kGaussSeidel, 1e-6);
   EXPECT_EQ(r.status, SolverStatus::kDiverged);
   EXPECT_NE(r.message.find("diverged"), std::string::npos);
@@ -128,7 +115,7 @@ TEST(Solver, RowsSummingAboveOneDiverge) {
 }
 
 TEST(Solver, StopsAtMaxIterationsAndSaysSo) {
-  const TinySystem t(0.99, 0.99);  // converges, but slowly
+  const test::TinySystem t(0.99, 0.99);  // converges, but slowly
   const SolverResult r = Solve(t.local, SolverMethod::kJacobi, 1e-12, 5);
   EXPECT_EQ(r.status, SolverStatus::kMaxIterations);
   EXPECT_EQ(r.iterations, 5);
@@ -138,13 +125,13 @@ TEST(Solver, StopsAtMaxIterationsAndSaysSo) {
 }
 
 TEST(Solver, NonFiniteFormFactorIsAnInputError) {
-  TinySystem t(0.5, 0.5);
+  test::TinySystem t(0.5, 0.5);
   t.f[1] = std::nan("");
   EXPECT_THROW(Solve(t.local, SolverMethod::kGaussSeidel, 1e-6), InputError);
 }
 
 TEST(Solver, NothingEmittingGivesZero) {
-  TinySystem t(0.5, 0.5);
+  test::TinySystem t(0.5, 0.5);
   t.local.emission.assign(6, 0.0);
   const SolverResult r = Solve(t.local, SolverMethod::kGaussSeidel, 1e-6);
   EXPECT_EQ(r.status, SolverStatus::kConverged);
