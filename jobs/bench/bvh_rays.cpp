@@ -16,6 +16,7 @@
 
 #include "accel/bvh_builder.h"
 #include "accel/bvh_traversal.h"
+#include "bench_inputs.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/sampling.h"
 #include "scene/patch.h"
@@ -64,14 +65,7 @@ int main(int argc, char **argv) {
 
   // The rays of radiosity_bench_embree, kept as segment end points.
   std::vector<rad::Vec3> from(static_cast<size_t>(rays)), to(static_cast<size_t>(rays));
-  const uint32_t n = uint32_t(patches.size());
-  for (long long k = 0; k < rays; ++k) {
-    const rad::Philox4x32 x = rad::Philox(uint32_t(k), uint32_t(k >> 32), 1, 2, 3, 4);
-    const rad::Patch &p = patches[x.v[0] % n], &q = patches[x.v[1] % n];
-    double j;
-    from[size_t(k)] = rad::SquareToPatch(p.corners, p.cornerCount, rad::ToUnit(x.v[2]), rad::ToUnit(x.v[3]), j);
-    to[size_t(k)] = rad::SquareToPatch(q.corners, q.cornerCount, rad::ToUnit(x.v[3]), rad::ToUnit(x.v[2]), j);
-  }
+  for (long long k = 0; k < rays; ++k) bench::RandomSegment(patches, k, from[size_t(k)], to[size_t(k)]);
 
   const std::vector<rad::BvhTriangle> triangles = rad::SceneTriangles(scene);
   double start = rad::Now();

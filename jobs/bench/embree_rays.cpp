@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "bench_inputs.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/sampling.h"
 #include "scene/patch.h"
@@ -27,17 +28,13 @@ int main(int argc, char **argv) {
   const long long rays = std::atoll(argv[3]);
   tbb::global_control threads(tbb::global_control::max_allowed_parallelism, size_t(std::atoi(argv[4])));
   rad::EmbreeScene embree(scene);
-  const uint32_t n = uint32_t(patches.size());
   std::atomic<long long> blocked{0};
   const double start = rad::Now();
   tbb::parallel_for(tbb::blocked_range<long long>(0, rays, 4096), [&](const tbb::blocked_range<long long> &r) {
     long long b = 0;
     for (long long k = r.begin(); k != r.end(); ++k) {
-      const rad::Philox4x32 x = rad::Philox(uint32_t(k), uint32_t(k >> 32), 1, 2, 3, 4);
-      const rad::Patch &p = patches[x.v[0] % n], &q = patches[x.v[1] % n];
-      double j;
-      const rad::Vec3 a = rad::SquareToPatch(p.corners, p.cornerCount, rad::ToUnit(x.v[2]), rad::ToUnit(x.v[3]), j);
-      const rad::Vec3 c = rad::SquareToPatch(q.corners, q.cornerCount, rad::ToUnit(x.v[3]), rad::ToUnit(x.v[2]), j);
+      rad::Vec3 a, c;
+      bench::RandomSegment(patches, k, a, c);
       b += embree.SegmentOccluded(a, c);
     }
     blocked += b;

@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench_inputs.h"
 #include "cli/commands.h"
 #include "cuda_check.h"
 #include "device_info.h"
@@ -64,22 +65,9 @@ template <typename T>
 void Bench(long long n, int sweeps) {
   const int rank = rad::WorldRank(), size = rad::WorldSize();
   const char *precision = std::is_same_v<T, double> ? "double" : "float";
-  rad::LocalSystem s;
-  s.n = n;
-  s.rows = rad::OwnedRows(n, rank, size, rad::Distribution::kCyclic);
+  std::vector<T> f;
+  const rad::LocalSystem s = bench::SyntheticSystem(n, rank, size, f);
   const size_t m = s.rows.size();
-  std::vector<T> f(m * size_t(n));
-  tbb::parallel_for(size_t(0), m, [&](size_t r) {
-    for (long long j = 0; j < n; ++j) {
-      const rad::Philox4x32 u = rad::Philox(uint32_t(s.rows[r]), uint32_t(j), 0, 0, 7, 11);
-      f[r * size_t(n) + size_t(j)] = T(1.8 / double(n) * rad::ToUnit(u.v[0]));
-    }
-  });
-  s.reflectance.assign(3 * size_t(n), 0.7);
-  s.emission.assign(3 * size_t(n), 0.0);
-  for (long long i = 0; i < n; i += 97) s.emission[3 * size_t(i)] = 1.0;
-  if constexpr (std::is_same_v<T, double>) s.f64 = f.data();
-  else s.f32 = f.data();
 
   const double myBytes = double(m) * double(n) * sizeof(T), bytes = double(n) * double(n) * sizeof(T);
   const double copySeconds = SlowestRank(CopySeconds(size_t(myBytes), 10));

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_inputs.h"
 #include "cli/commands.h"
 #include "formfactor/distribution.h"
 #include "solver/radiosity_solver.h"
@@ -39,23 +40,10 @@ void Bench(long long n, int sweeps, const char *precision) {
   const int rank = rad::WorldRank(), size = rad::WorldSize();
   const int threads = rad::DefaultThreadsPerRank(0);
   tbb::global_control limit(tbb::global_control::max_allowed_parallelism, size_t(threads));
-  rad::LocalSystem s;
-  s.n = n;
-  s.rows = rad::OwnedRows(n, rank, size, rad::Distribution::kCyclic);
-  const size_t m = s.rows.size(), count = m * size_t(n);
-  std::vector<T> f(count), copy(count);
-  // Filled by the threads that will read it (first touch), with counter-based numbers.
-  tbb::parallel_for(size_t(0), m, [&](size_t r) {
-    for (long long j = 0; j < n; ++j) {
-      const rad::Philox4x32 u = rad::Philox(uint32_t(s.rows[r]), uint32_t(j), 0, 0, 7, 11);
-      f[r * size_t(n) + size_t(j)] = T(1.8 / double(n) * rad::ToUnit(u.v[0]));
-    }
-  });
-  s.reflectance.assign(3 * size_t(n), 0.7);
-  s.emission.assign(3 * size_t(n), 0.0);
-  for (long long i = 0; i < n; i += 97) s.emission[3 * size_t(i)] = 1.0;
-  s.f64 = std::is_same_v<T, double> ? reinterpret_cast<const double *>(f.data()) : nullptr;
-  s.f32 = std::is_same_v<T, float> ? reinterpret_cast<const float *>(f.data()) : nullptr;
+  std::vector<T> f;
+  const rad::LocalSystem s = bench::SyntheticSystem(n, rank, size, f);
+  const size_t m = s.rows.size(), count = f.size();
+  std::vector<T> copy(count);
 
   const double bytes = double(n) * double(n) * sizeof(T);  // all ranks together
   const double copySeconds = Timed([&] {
