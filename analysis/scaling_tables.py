@@ -138,7 +138,7 @@ def Markdown(study, cats, matrices):
     if described:
         lines += [described + ".", ""]
     lines += ["Times in seconds on the slowest rank (max over ranks), share of the total in brackets. Phases: "
-              "I/O = scene load and output; device memory = GPU allocations and copies; kernel = unoccluded form "
+              "I/O = scene load and output; device memory = GPU allocations and copies; kernel = form "
               "factors; visibility = acceleration structure and shadow rays; solve = radiosity iterations"
               + ("; render = image" if "render" in cats else "")
               + ("; other = untimed rest" if "other" in cats else "") + ".", ""]

@@ -24,32 +24,32 @@ namespace {
 constexpr long long kChunkEntries = 1LL << 25;
 constexpr int kBlock = 128;
 
+// The kernels' counts, in global memory (Tallies) and per thread block in shared memory (same layout).
 struct Tallies {
-  unsigned long long evaluations, exchanging, rays;
+  unsigned long long evaluations, exchanging, rays, occluded, overCapacity, atDepthLimit;
 };
+constexpr int kTallyCount = sizeof(Tallies) / sizeof(unsigned long long);
+using BlockTallies = Tallies;
 
 // Adds a thread's counts to the kernel's tallies: first within the thread block (shared memory), then one
-// global atomic per block and counter, so that millions of threads do not queue on three addresses.
-struct BlockTallies {
-  unsigned long long evaluations, exchanging, rays;
-};
-
+// global atomic per block and counter, so that millions of threads do not queue on a few addresses.
 __device__ void InitBlockTallies(BlockTallies &t) {
-  if (threadIdx.x == 0) t = BlockTallies{0, 0, 0};
+  if (threadIdx.x == 0) t = BlockTallies{0, 0, 0, 0, 0, 0};
   __syncthreads();
 }
 
 __device__ void FlushBlockTallies(BlockTallies &t, Tallies *global) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    if (t.evaluations) atomicAdd(&global->evaluations, t.evaluations);
-    if (t.exchanging) atomicAdd(&global->exchanging, t.exchanging);
-    if (t.rays) atomicAdd(&global->rays, t.rays);
+    const unsigned long long *from = &t.evaluations;
+    unsigned long long *to = &global->evaluations;
+    for (int k = 0; k < kTallyCount; ++k)
+      if (from[k]) atomicAdd(to + k, from[k]);
   }
 }
 
 // One thread per entry (r, j) of the chunk.
-__global__ void UnoccludedKernel(GeometryView g, const long long *rows, long long chunkRows, QuadratureSettings q,
+__global__ void FormFactorKernel(GeometryView g, const long long *rows, long long chunkRows, PairSettings s,
                                  double *values, uint8_t *needsRays, Tallies *tallies) {
   __shared__ BlockTallies block;
   InitBlockTallies(block);
@@ -57,9 +57,12 @@ __global__ void UnoccludedKernel(GeometryView g, const long long *rows, long lon
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (e < chunkRows * n) {
     const int i = int(rows[e / n]), j = int(e % n);
-    const int evaluations = UnoccludedEntry(g, i, j, q, values[e], needsRays[e]);
-    if (evaluations) atomicAdd(&block.evaluations, (unsigned long long)evaluations);
-    if (values[e] > 0) atomicAdd(&block.exchanging, 1ULL);
+    const PairResult p = FormFactorEntry(g, i, j, s, values[e], needsRays[e]);
+    if (p.evaluations) atomicAdd(&block.evaluations, (unsigned long long)p.evaluations);
+    if (p.value > 0) atomicAdd(&block.exchanging, 1ULL);
+    if (p.occluded) atomicAdd(&block.occluded, 1ULL);
+    if (p.overCapacity) atomicAdd(&block.overCapacity, 1ULL);
+    if (p.hitDepthLimit) atomicAdd(&block.atDepthLimit, 1ULL);
   }
   FlushBlockTallies(block, tallies);
 }
@@ -107,10 +110,11 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   DeviceBuffer<uint8_t> needsRays(size_t(chunkRows * n));
   DeviceBuffer<long long> entries(size_t(chunkRows * n));
   DeviceBuffer<Tallies> tallies(1);
-  std::unique_ptr<DeviceBvh> deviceBvh;
+  std::unique_ptr<DeviceBvh> deviceBvh, occluderBvh;
   {
     ScopedPhase phase(timers, "device memory");
     deviceBvh = std::make_unique<DeviceBvh>(bvh);
+    occluderBvh = std::make_unique<DeviceBvh>(g.occluderBvh);
     RAD_CUDA(cudaMemset(tallies.data(), 0, sizeof(Tallies)));
     RAD_CUDA(cudaDeviceSynchronize());
   }
@@ -119,6 +123,7 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   view.occluders = occluders.data();
   view.candidateStart = candidateStart.data();
   view.candidates = candidates.data();
+  view.occluderBvh = occluderBvh->View();
 
   Progress progress("form factors (GPU)", m, showProgress);
   long long pairsRayTraced = 0;
@@ -126,8 +131,8 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
     const long long count = std::min(chunkRows, m - first), entriesInChunk = count * n;
     const long long *chunk = dRows.data() + first;
     {
-      ScopedPhase phase(timers, "unoccluded kernel");
-      UnoccludedKernel<<<Blocks(entriesInChunk), kBlock>>>(view, chunk, count, options.quadrature, values.data(),
+      ScopedPhase phase(timers, "form-factor kernel");
+      FormFactorKernel<<<Blocks(entriesInChunk), kBlock>>>(view, chunk, count, options.pair, values.data(),
                                                           needsRays.data(), tallies.data());
       RAD_CUDA_LAUNCH();
       RAD_CUDA(cudaDeviceSynchronize());
@@ -160,6 +165,9 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   counters.evaluations += (long long)t.evaluations;
   counters.pairsExchanging += (long long)t.exchanging;
   counters.rays += (long long)t.rays;
+  counters.pairsOccluded += (long long)t.occluded;
+  counters.pairsOverCapacity += (long long)t.overCapacity;
+  counters.pairsAtDepthLimit += (long long)t.atDepthLimit;
   counters.pairsRayTraced += pairsRayTraced;
 }
 

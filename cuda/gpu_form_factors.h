@@ -13,7 +13,7 @@ namespace rad {
 
 // Fills `out` (rows.size() x N, row-major) like ComputeRowsCpu, on the device chosen for this rank
 // (SelectCudaDevice). `bvh` holds the input polygons (SceneTriangles). Phases: "device memory" (allocations and
-// copies), "unoccluded kernel", "visibility rays".
+// copies), "form-factor kernel", "visibility rays".
 void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
                     const FormFactorOptions &options, std::vector<double> &out, PhaseTimers &timers,
                     FormFactorCounters &counters, bool showProgress);

@@ -54,7 +54,7 @@ double FaceToFace(const Scene &scene, int subdiv, int from, int to, double toler
     if (g.patches[i].face != from) continue;
     area += g.patches[i].area;
     for (size_t j = 0; j < g.patches.size(); ++j)
-      if (g.patches[j].face == to) sum += g.patches[i].area * UnoccludedPair(g, int(i), int(j), q).unoccluded;
+      if (g.patches[j].face == to) sum += g.patches[i].area * FormFactorPair(g, int(i), int(j), PairSettings{q}).value;
   }
   return sum / area;
 }
@@ -118,7 +118,7 @@ TEST(Unoccluded, ClosedCubeRowsSumToOne) {
   double worst = 0;
   for (size_t i = 0; i < g.patches.size(); i += 7) {  // every 7th row keeps the test quick
     double sum = 0;
-    for (size_t j = 0; j < g.patches.size(); ++j) sum += UnoccludedPair(g, int(i), int(j), q).unoccluded;
+    for (size_t j = 0; j < g.patches.size(); ++j) sum += FormFactorPair(g, int(i), int(j), PairSettings{q}).value;
     worst = std::max(worst, std::fabs(sum - 1));
   }
   EXPECT_LT(worst, 1e-4);
@@ -130,8 +130,8 @@ TEST(Unoccluded, ReciprocityOnTheCube) {
   double worst = 0;
   for (size_t i = 0; i < g.patches.size(); ++i)
     for (size_t j = i + 1; j < g.patches.size(); ++j) {
-      const double a = g.patches[i].area * UnoccludedPair(g, int(i), int(j), q).unoccluded;
-      const double b = g.patches[j].area * UnoccludedPair(g, int(j), int(i), q).unoccluded;
+      const double a = g.patches[i].area * FormFactorPair(g, int(i), int(j), PairSettings{q}).value;
+      const double b = g.patches[j].area * FormFactorPair(g, int(j), int(i), PairSettings{q}).value;
       if (std::max(a, b) > 0) worst = std::max(worst, std::fabs(a - b) / std::max(a, b));
     }
   EXPECT_LT(worst, 1e-3);
@@ -142,9 +142,9 @@ TEST(Unoccluded, BackFacingAndCoplanarPairsAreExactlyZero) {
   const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, false), RectZ(0, 1, 0, 1, 1, true), RectZ(2, 3, 0, 1, 0, false)});
   const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
   QuadratureSettings q;
-  EXPECT_EQ(UnoccludedPair(g, 0, 1, q).unoccluded, 0.0);
-  EXPECT_EQ(UnoccludedPair(g, 1, 0, q).unoccluded, 0.0);
-  EXPECT_EQ(UnoccludedPair(g, 0, 2, q).unoccluded, 0.0);
+  EXPECT_EQ(FormFactorPair(g, 0, 1, PairSettings{q}).value, 0.0);
+  EXPECT_EQ(FormFactorPair(g, 1, 0, PairSettings{q}).value, 0.0);
+  EXPECT_EQ(FormFactorPair(g, 0, 2, PairSettings{q}).value, 0.0);
 }
 
 TEST(Unoccluded, WellSeparatedShortcutIsAccurate) {

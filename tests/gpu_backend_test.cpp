@@ -44,12 +44,14 @@ struct RowsOfBothBackends {
   long long n = 0;
 };
 
-RowsOfBothBackends ComputeBoth(const Scene &scene, int subdiv, uint32_t shadowRays) {
+RowsOfBothBackends ComputeBoth(const Scene &scene, int subdiv, uint32_t shadowRays,
+                               VisibilityMethod visibility = VisibilityMethod::kExact) {
   RowsOfBothBackends r;
   const FormFactorGeometry g = BuildFormFactorGeometry(scene, subdiv);
   r.n = (long long)g.patches.size();
   FormFactorOptions options;
   options.shadowRays = shadowRays;
+  options.pair.visibility = visibility;
   PhaseTimers timers;
   const EmbreeScene embree(scene);
   ComputeRowsCpu(g, embree, AllRows(g.patches.size()), options, r.cpu, timers, r.cpuCounters, false);
@@ -88,11 +90,21 @@ TEST(GpuBackendHost, PairKernelsReproduceCpuRowsOnAnalyticScenes) {
   }
 }
 
-TEST(GpuBackendHost, PairKernelsReproduceCpuRowsWithOcclusion) {
+TEST(GpuBackendHost, PairKernelsReproduceCpuRowsWithShadowRays) {
   // The sphere occludes many pairs: shadow rays decide most of the matrix's structure.
-  const RowsOfBothBackends r = ComputeBoth(Load("cornell_sphere.obj"), 1, 16);
+  const RowsOfBothBackends r = ComputeBoth(Load("cornell_sphere.obj"), 1, 16, VisibilityMethod::kRays);
   EXPECT_GT(r.cpuCounters.rays, 10000);
   ExpectSameRows(r, "cornell_sphere.obj");
+}
+
+TEST(GpuBackendHost, PairKernelsReproduceCpuRowsWithExactVisibility) {
+  // The exact kernel is the same code on both sides and traces no ray: every entry is equal.
+  const RowsOfBothBackends r = ComputeBoth(Load("cornell_sphere.obj"), 0, 16);
+  EXPECT_GT(r.cpuCounters.pairsOccluded, 50);
+  EXPECT_EQ(r.cpuCounters.pairsOccluded, r.kernelCounters.pairsOccluded);
+  EXPECT_EQ(r.cpuCounters.rays, 0);
+  ExpectSameRows(r, "cornell_sphere.obj");
+  for (size_t e = 0; e < r.cpu.size(); ++e) ASSERT_EQ(r.cpu[e], r.kernels[e]) << "entry " << e;
 }
 
 TEST(GpuBackendHost, BvhPixelsReproduceTheCpuImage) {

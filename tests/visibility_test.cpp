@@ -42,6 +42,13 @@ TEST(Sampling, PointsAreStratifiedInFirstDimension) {
   for (int b : bins) EXPECT_EQ(b, 1);
 }
 
+// These tests are of the shadow-ray estimator (--visibility rays); the exact kernel is in occluded_test.cpp.
+FormFactorOptions RaysOptions() {
+  FormFactorOptions o;
+  o.pair.visibility = VisibilityMethod::kRays;
+  return o;
+}
+
 // The whole matrix of a small scene on this rank.
 std::vector<double> AllRows(const Scene &s, const FormFactorGeometry &g, FormFactorCounters &counters) {
   EmbreeScene embree(s);
@@ -49,7 +56,7 @@ std::vector<double> AllRows(const Scene &s, const FormFactorGeometry &g, FormFac
   for (long long i = 0; i < (long long)g.patches.size(); ++i) rows.push_back(i);
   std::vector<double> F;
   PhaseTimers timers;
-  ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, F, timers, counters, false);
+  ComputeRowsCpu(g, embree, rows, RaysOptions(), F, timers, counters, false);
   return F;
 }
 
@@ -63,11 +70,11 @@ TEST(Shaft, FindsTheBlockerAndIgnoresTouchingWalls) {
   const FormFactorGeometry g = BuildFormFactorGeometry(blocked, 0);
   QuadratureSettings q;
   // The blocker faces up, so only the bottom square sees it; the pair 0 -> 1 needs rays.
-  EXPECT_TRUE(UnoccludedPair(g, 0, 1, q).needsRays);
+  EXPECT_TRUE(FormFactorPair(g, 0, 1, PairSettings{q, VisibilityMethod::kRays}).needsRays);
   // In a closed cube nothing needs rays: adjacent walls only touch the shafts.
   const FormFactorGeometry cube = BuildFormFactorGeometry(test::UnitCube(), 1);
   for (size_t i = 0; i < cube.patches.size(); ++i)
-    for (size_t j = 0; j < cube.patches.size(); ++j) EXPECT_FALSE(UnoccludedPair(cube, int(i), int(j), q).needsRays);
+    for (size_t j = 0; j < cube.patches.size(); ++j) EXPECT_FALSE(FormFactorPair(cube, int(i), int(j), PairSettings{q, VisibilityMethod::kRays}).needsRays);
 }
 
 TEST(Shaft, OccluderOutsideTheShaftIsNotACandidate) {
@@ -75,7 +82,7 @@ TEST(Shaft, OccluderOutsideTheShaftIsNotACandidate) {
   const FormFactorGeometry g = BuildFormFactorGeometry(s, 1);
   QuadratureSettings q;
   for (int i = 0; i < 4; ++i)
-    for (int j = 4; j < 8; ++j) EXPECT_FALSE(UnoccludedPair(g, i, j, q).needsRays);
+    for (int j = 4; j < 8; ++j) EXPECT_FALSE(FormFactorPair(g, i, j, PairSettings{q, VisibilityMethod::kRays}).needsRays);
 }
 
 TEST(Visibility, FullyBlockedPairIsExactlyZeroAndOpenPairsKeepTheirValue) {
@@ -120,11 +127,11 @@ TEST(Visibility, RowsDoNotDependOnThreadCount) {
   FormFactorCounters counters;
   {
     tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
-    ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, one, timers, counters, false);
+    ComputeRowsCpu(g, embree, rows, RaysOptions(), one, timers, counters, false);
   }
   {
     tbb::global_control c(tbb::global_control::max_allowed_parallelism, 4);
-    ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, two, timers, counters, false);
+    ComputeRowsCpu(g, embree, rows, RaysOptions(), two, timers, counters, false);
   }
   EXPECT_EQ(one, two);
 }

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 
 #include "cli/commands.h"
 #include "accel/bvh_builder.h"
 #include "formfactor/embree_scene.h"
+#include "formfactor/visible_region.h"
 #include "raw_matrix.h"
 #include "util/error.h"
 
@@ -23,7 +25,14 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
   cmd.add_option("--input", o.input, "Scene: OBJ file (with its MTL)")->required();
   cmd.add_option("--subdiv", o.subdiv, "Split every polygon into 4^K patches")->capture_default_str()
       ->check(CLI::Range(0, 10));
-  cmd.add_option("--shadow-rays", o.shadowRays, "Stratified shadow rays per patch pair that may be occluded")
+  cmd.add_option("--visibility", o.visibility,
+                 "Occluded pairs: exact (shadows cut out of the receiver for every cubature point; accurate to "
+                 "the cubature tolerance, but for now far slower on scenes with many occluded pairs) or rays "
+                 "(kernel-weighted stratified shadow rays)")
+      ->capture_default_str()->check(CLI::IsMember({"exact", "rays"}));
+  cmd.add_option("--shadow-rays", o.shadowRays,
+                 "Stratified shadow rays per occluded patch pair (--visibility rays, and pairs with more than 64 "
+                 "occluders)")
       ->capture_default_str()->check(CLI::Range(1u, 65536u));
   cmd.add_option("--seed", o.seed, "Seed of the counter-based random numbers")->capture_default_str();
   cmd.add_option(toleranceAlias ? "--quadrature-tolerance,--tolerance" : "--quadrature-tolerance", o.tolerance,
@@ -73,7 +82,8 @@ void FormFactorJob::Run() {
   FormFactorOptions ff;
   ff.shadowRays = o_.shadowRays;
   ff.seed = o_.seed;
-  ff.quadrature.relativeTolerance = o_.tolerance;
+  ff.pair.quadrature.relativeTolerance = o_.tolerance;
+  ff.pair.visibility = o_.visibility == "rays" ? VisibilityMethod::kRays : VisibilityMethod::kExact;
   ff.normalizeRows = o_.normalizeRows;
   if (backend_ == Backend::kGpu) {
 #ifdef RAD_HAVE_CUDA
@@ -113,14 +123,38 @@ void FormFactorJob::Run() {
   MPI_Allreduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&total, &gtotal, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   closure_ = ClosureStats{gmn, patchCount > 0 ? gtotal / double(patchCount) : 0, gmx};
+
+  long long mine[] = {counters_.pairsExchanging, counters_.pairsRayTraced, counters_.pairsOccluded,
+                      counters_.pairsOverCapacity, counters_.pairsAtDepthLimit, counters_.rays,
+                      counters_.evaluations};
+  long long all[std::size(mine)] = {};
+  MPI_Allreduce(mine, all, int(std::size(mine)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6]};
+  // Pairs that did not get what was asked of them are said, never hidden (also in the file's attributes).
+  if (rank == 0 && !o_.quiet && totals_.pairsOverCapacity > 0)
+    std::fprintf(stderr,
+                 "radiosity: warning: %lld pair(s) had more than %d occluders for the exact visibility kernel; "
+                 "their visible fraction was estimated with %u shadow rays\n",
+                 totals_.pairsOverCapacity, kMaxPairOccluders, o_.shadowRays);
+  if (rank == 0 && !o_.quiet && totals_.pairsAtDepthLimit > 0)
+    std::fprintf(stderr,
+                 "radiosity: warning: %lld pair(s) stopped at the cubature's limit of %d triangles before "
+                 "--quadrature-tolerance %g\n",
+                 totals_.pairsAtDepthLimit, kMaxCubatureCells, o_.tolerance);
 }
 
 void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   Attributes a;
   a.strings["method"] =
-      "unoccluded: contour integral (point-to-polygon) by adaptive Radon-7 cubature over the emitter; "
-      "occlusion: shaft culling, then kernel-weighted stratified shadow rays (Embree on the CPU, the "
-      "project's BVH on the GPU)";
+      o_.visibility == "rays"
+          ? "contour integral (point-to-polygon) by adaptive Radon-7 cubature over the smaller patch, the other "
+            "entry by reciprocity; occlusion: shaft culling, then kernel-weighted stratified shadow rays (Embree "
+            "on the CPU, the project's BVH on the GPU)"
+          : "contour integral (point-to-polygon) by adaptive Radon-7 cubature over the smaller patch, the other "
+            "entry by reciprocity; occlusion: shaft culling, then for every cubature point the occluders' shadows "
+            "cut out of the receiver and the contour integral taken over what is left (exact); pairs with more "
+            "than 64 occluders by shadow rays";
+  a.strings["visibility"] = o_.visibility;
   a.strings["backend"] = BackendName(backend_);
   a.strings["input"] = o_.input;
   a.strings["distribution"] = DistributionName(distribution_);
@@ -134,6 +168,10 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.numbers["row_sum_min"] = closure_.minRowSum;
   a.numbers["row_sum_mean"] = closure_.meanRowSum;
   a.numbers["row_sum_max"] = closure_.maxRowSum;
+  a.numbers["pairs_exact_visibility"] = double(totals_.pairsOccluded);
+  a.numbers["pairs_ray_traced"] = double(totals_.pairsRayTraced);
+  a.numbers["pairs_over_occluder_capacity"] = double(totals_.pairsOverCapacity);
+  a.numbers["pairs_at_cubature_depth_limit"] = double(totals_.pairsAtDepthLimit);
   writer.WriteFormFactors(PatchCount(), rows_, local_, precision_, a);
 }
 
@@ -155,6 +193,9 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   timers_.Add("total", Now() - start_);
   timers_.SetCounter("pairs exchanging light", double(counters_.pairsExchanging));
   timers_.SetCounter("pairs ray traced", double(counters_.pairsRayTraced));
+  timers_.SetCounter("pairs exact visibility", double(counters_.pairsOccluded));
+  timers_.SetCounter("pairs over occluder capacity", double(counters_.pairsOverCapacity));
+  timers_.SetCounter("pairs at cubature depth limit", double(counters_.pairsAtDepthLimit));
   timers_.SetCounter("shadow rays", double(counters_.rays));
   timers_.SetCounter("contour evaluations", double(counters_.evaluations));
   // Rays per second: all ranks' rays over the slowest rank's visibility phase.

@@ -21,6 +21,8 @@ namespace rad {
 struct FormFactorJobOptions {
   std::string input;
   int subdiv = 0;
+  // Shadow rays stay the default until the exact kernel's cost is down (README, "Occluded pairs").
+  std::string visibility = "rays";
   unsigned shadowRays = 32;
   unsigned long long seed = 1;
   double tolerance = 1e-5;
@@ -69,7 +71,8 @@ class FormFactorJob {
   FormFactorGeometry geometry_;
   std::vector<long long> rows_;
   std::vector<double> local_;
-  FormFactorCounters counters_;
+  FormFactorCounters counters_;  // this rank's
+  FormFactorCounters totals_;    // all ranks' 
   ClosureStats closure_;
   PhaseTimers timers_;
   double start_ = 0;

@@ -20,18 +20,17 @@ void ComputeRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, cons
   tbb::enumerable_thread_specific<FormFactorCounters> perThread;
 
   {
-    ScopedPhase phase(timers, "unoccluded kernel");
-    Progress progress("form factors (unoccluded)", (long long)local, showProgress);
+    ScopedPhase phase(timers, "form-factor kernel");
+    Progress progress("form factors", (long long)local, showProgress);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, local, 1), [&](const tbb::blocked_range<size_t> &range) {
       FormFactorCounters &c = perThread.local();
       for (size_t r = range.begin(); r != range.end(); ++r) {
         const int i = int(rows[r]);
         double *row = out.data() + r * size_t(n);
         for (int j = 0; j < n; ++j) {
-          const PairResult p = UnoccludedPair(g, i, j, options.quadrature);
-          row[j] = p.unoccluded;
-          c.evaluations += p.evaluations;
-          if (p.unoccluded > 0) ++c.pairsExchanging;
+          const PairResult p = FormFactorPair(g, i, j, options.pair);
+          row[j] = p.value;
+          c.Add(p);
           if (p.needsRays) needsRays[r].push_back(j);
         }
         progress.Advance();
@@ -62,12 +61,7 @@ void ComputeRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, cons
     });
   }
 
-  for (const FormFactorCounters &c : perThread) {
-    counters.pairsExchanging += c.pairsExchanging;
-    counters.pairsRayTraced += c.pairsRayTraced;
-    counters.rays += c.rays;
-    counters.evaluations += c.evaluations;
-  }
+  for (const FormFactorCounters &c : perThread) counters.Add(c);
 }
 
 }  // namespace rad

@@ -1,5 +1,5 @@
-// Rows of F on the CPU cores of one rank: unoccluded factors first (all rows), then shadow rays with Embree
-// for the pairs that a shaft test could not prove clear. Each row is independent and computed by one thread,
+// Rows of F on the CPU cores of one rank: every entry's factor first (exact visibility included, pair.h), then
+// shadow rays with Embree for the pairs left to them (--visibility rays, or too many occluders). Each row is independent and computed by one thread,
 // with no floating-point reduction across threads, so the result does not depend on the thread count.
 #pragma once
 
@@ -8,7 +8,7 @@
 
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
-#include "formfactor/unoccluded.h"
+#include "formfactor/pair_result.h"
 #include "util/timers.h"
 
 namespace rad {
@@ -16,19 +16,39 @@ namespace rad {
 struct FormFactorOptions {
   uint32_t shadowRays = 32;
   uint64_t seed = 1;
-  QuadratureSettings quadrature;
+  PairSettings pair;  // cubature tolerance and visibility method
   bool normalizeRows = false;  // the reference paper's behaviour: scale each row to sum to 1
 };
 
 struct FormFactorCounters {
-  long long pairsExchanging = 0;  // pairs with a non-zero unoccluded factor
-  long long pairsRayTraced = 0;   // of those, pairs a shaft could not prove clear
+  long long pairsExchanging = 0;  // pairs with a non-zero factor
+  long long pairsRayTraced = 0;   // of those, pairs whose visible fraction came from shadow rays
+  long long pairsOccluded = 0;    // pairs integrated exactly over the visible part of the receiver
+  long long pairsOverCapacity = 0;  // pairs with too many occluders for the exact kernel (left to rays)
+  long long pairsAtDepthLimit = 0;  // pairs whose cubature stopped at its depth limit
   long long rays = 0;
   long long evaluations = 0;      // point-to-polygon contour evaluations
+
+  void Add(const PairResult &p) {
+    evaluations += p.evaluations;
+    if (p.value > 0) ++pairsExchanging;
+    if (p.occluded) ++pairsOccluded;
+    if (p.overCapacity) ++pairsOverCapacity;
+    if (p.hitDepthLimit) ++pairsAtDepthLimit;
+  }
+  void Add(const FormFactorCounters &c) {
+    pairsExchanging += c.pairsExchanging;
+    pairsRayTraced += c.pairsRayTraced;
+    pairsOccluded += c.pairsOccluded;
+    pairsOverCapacity += c.pairsOverCapacity;
+    pairsAtDepthLimit += c.pairsAtDepthLimit;
+    rays += c.rays;
+    evaluations += c.evaluations;
+  }
 };
 
 // Fills `out` (rows.size() x N, row-major) with F for the given rows. Phases go to `timers` as
-// "unoccluded kernel" and "visibility rays".
+// "form-factor kernel" and "visibility rays".
 void ComputeRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const std::vector<long long> &rows,
                     const FormFactorOptions &options, std::vector<double> &out, PhaseTimers &timers,
                     FormFactorCounters &counters, bool showProgress);

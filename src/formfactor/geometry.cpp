@@ -2,6 +2,14 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <tuple>
+#include <unordered_map>
+
+#include "accel/bvh_builder.h"
 #include "formfactor/shaft.h"
 #include "formfactor/unoccluded.h"
 
@@ -10,7 +18,13 @@ namespace rad {
 
 namespace {
 
+int FindRoot(std::vector<int> &parent, int x) {
+  while (parent[x] != x) x = parent[x] = parent[parent[x]];
+  return x;
+}
+
 void AddOccluders(const Scene &scene, FormFactorGeometry &g) {
+  const std::vector<bool> closed = ClosedSurfaceFaces(scene);
   g.occludersOfFace.resize(scene.faces.size());
   for (size_t f = 0; f < scene.faces.size(); ++f) {
     const auto &c = scene.faces[f].corners;
@@ -18,12 +32,12 @@ void AddOccluders(const Scene &scene, FormFactorGeometry &g) {
     const Vec3 normal = Normalize(NewellNormal(c.data(), n));
     if (n <= ConvexPolygon::kCapacity - 2) {  // leave room for clipping
       g.occludersOfFace[f].push_back(int(g.occluders.size()));
-      g.occluders.push_back(Occluder{MakeConvexPolygon(c.data(), n), normal, int(f)});
+      g.occluders.push_back(Occluder{MakeConvexPolygon(c.data(), n), normal, int(f), closed[f]});
     } else {
       for (int k = 1; k + 1 < n; ++k) {
         const Vec3 tri[3] = {c[0], c[k], c[k + 1]};
         g.occludersOfFace[f].push_back(int(g.occluders.size()));
-        g.occluders.push_back(Occluder{MakeConvexPolygon(tri, 3), normal, int(f)});
+        g.occluders.push_back(Occluder{MakeConvexPolygon(tri, 3), normal, int(f), closed[f]});
       }
     }
   }
@@ -65,12 +79,75 @@ void BuildFacePairCandidates(FormFactorGeometry &g) {
 
 }  // namespace
 
+std::vector<bool> ClosedSurfaceFaces(const Scene &scene) {
+  const int nf = int(scene.faces.size());
+  // Corners welded by exact position: a soup and a welded mesh of the same surface give the same answer.
+  std::map<std::tuple<double, double, double>, int64_t> ids;
+  auto id = [&](const Vec3 &p) { return ids.emplace(std::make_tuple(p.x, p.y, p.z), int64_t(ids.size())).first->second; };
+  struct EdgeUse {
+    int face;
+    bool forward;  // runs from the lower corner id to the higher
+  };
+  std::unordered_map<uint64_t, std::vector<EdgeUse>> edges;
+  std::vector<bool> degenerate(nf, false);
+  for (int f = 0; f < nf; ++f) {
+    const auto &c = scene.faces[f].corners;
+    for (size_t k = 0; k < c.size(); ++k) {
+      const int64_t a = id(c[k]), b = id(c[(k + 1) % c.size()]);
+      if (a == b) {
+        degenerate[f] = true;
+        continue;
+      }
+      const uint64_t key = uint64_t(std::min(a, b)) << 32 | uint64_t(std::max(a, b));
+      edges[key].push_back(EdgeUse{f, a < b});
+    }
+  }
+  // A face is closed locally when each of its edges has exactly one partner running the other way; a surface
+  // is closed when all faces joined to it by edges are.
+  std::vector<int> parent(nf);
+  std::iota(parent.begin(), parent.end(), 0);
+  std::vector<bool> local(nf, true);
+  for (int f = 0; f < nf; ++f) local[f] = !degenerate[f];
+  for (const auto &[key, uses] : edges) {
+    const bool paired = uses.size() == 2 && uses[0].forward != uses[1].forward && uses[0].face != uses[1].face;
+    if (!paired)
+      for (const EdgeUse &u : uses) local[u.face] = false;
+    for (size_t k = 1; k < uses.size(); ++k) parent[FindRoot(parent, uses[k].face)] = FindRoot(parent, uses[0].face);
+  }
+  std::vector<bool> rootClosed(nf, true);
+  for (int f = 0; f < nf; ++f)
+    if (!local[f]) rootClosed[FindRoot(parent, f)] = false;
+  std::vector<bool> closed(nf);
+  for (int f = 0; f < nf; ++f) closed[f] = rootClosed[FindRoot(parent, f)];
+  return closed;
+}
+
 FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {
   FormFactorGeometry g;
   g.patches = MakePatches(scene, subdiv);
   g.faceCount = int(scene.faces.size());
   AddOccluders(scene, g);
-  if (g.faceCount <= kMaxFacesForFacePairCulling) BuildFacePairCandidates(g);
+  if (g.faceCount <= kMaxFacesForFacePairCulling) {
+    BuildFacePairCandidates(g);
+  } else {
+    std::vector<BvhTriangle> triangles;
+    double extent = 0;
+    for (size_t o = 0; o < g.occluders.size(); ++o) {
+      const ConvexPolygon &p = g.occluders[o].polygon;
+      for (int k = 0; k < p.n; ++k)
+        extent = std::max({extent, std::fabs(p.v[k].x), std::fabs(p.v[k].y), std::fabs(p.v[k].z)});
+      for (int k = 1; k + 1 < p.n; ++k) {
+        BvhTriangle t;
+        const Vec3 c[3] = {p.v[0], p.v[k], p.v[k + 1]};
+        float *v[3] = {t.v0, t.v1, t.v2};
+        for (int i = 0; i < 3; ++i) v[i][0] = float(c[i].x), v[i][1] = float(c[i].y), v[i][2] = float(c[i].z);
+        t.id = int32_t(o);
+        triangles.push_back(t);
+      }
+    }
+    g.occluderBvh = BuildBvh(triangles);
+    g.occluderBvhMargin = 1e-6 * extent;  // far above single precision's relative 6e-8
+  }
   return g;
 }
 

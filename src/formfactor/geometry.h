@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "accel/bvh.h"
 #include "formfactor/convex_polygon.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
@@ -16,6 +17,12 @@ struct Occluder {
   ConvexPolygon polygon;  // an input polygon (n-gons above kCapacity are split into triangles)
   Vec3 normal;
   int face;               // the input polygon it belongs to
+  // Part of a closed, consistently oriented surface (every edge shared, by position, with exactly one other
+  // polygon of the surface running it the other way). A segment whose ends lie on the same side of such a
+  // surface crosses it an even number of times, alternately into and out of the side its normals face, so
+  // the polygons that face the segment's start already block every segment it blocks: the exact kernel
+  // skips the others.
+  bool closedSurface = false;
 };
 
 struct FormFactorGeometry {
@@ -27,13 +34,19 @@ struct FormFactorGeometry {
   bool hasFacePairCandidates = false;
   std::vector<int64_t> candidateStart;
   std::vector<int32_t> candidates;
+  // Without those lists: a BVH over the occluders (triangles, id = occluder index), walked with each pair's
+  // shaft (shaft_query.h), and the margin by which its single-precision boxes may fall short of the polygons.
+  FlatBvh occluderBvh;
+  double occluderBvhMargin = 0;
 };
 
-// Above this many input polygons the face-pair lists (faces^3 work) are skipped and every pair that can
-// exchange light is ray traced.
-constexpr int kMaxFacesForFacePairCulling = 2048;
+// Above this many input polygons the face-pair lists (faces^3 work) are replaced by the occluder BVH.
+constexpr int kMaxFacesForFacePairCulling = 256;
 
 FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv);
+
+// For each input polygon: whether it belongs to a closed, consistently oriented surface (Occluder::closedSurface).
+std::vector<bool> ClosedSurfaceFaces(const Scene &scene);
 
 RAD_HD RAD_INLINE ConvexPolygon PatchPolygon(const Patch &p) { return MakeConvexPolygon(p.corners, p.cornerCount); }
 

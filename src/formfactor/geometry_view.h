@@ -16,6 +16,8 @@ struct GeometryView {
   bool hasFacePairCandidates = false;
   const int64_t *candidateStart = nullptr;  // faceCount^2 + 1 entries when hasFacePairCandidates
   const int32_t *candidates = nullptr;
+  BvhView occluderBvh;  // when !hasFacePairCandidates
+  double occluderBvhMargin = 0;
 };
 
 inline GeometryView ViewOf(const FormFactorGeometry &g) {
@@ -27,6 +29,8 @@ inline GeometryView ViewOf(const FormFactorGeometry &g) {
   v.hasFacePairCandidates = g.hasFacePairCandidates;
   v.candidateStart = g.candidateStart.data();
   v.candidates = g.candidates.data();
+  v.occluderBvh = g.occluderBvh.View();
+  v.occluderBvhMargin = g.occluderBvhMargin;
   return v;
 }
 

@@ -28,8 +28,7 @@ void ComputeRowsWithPairKernels(const FormFactorGeometry &g, const FlatBvh &bvh,
     const int i = int(rows[r]);
     for (long long j = 0; j < n; ++j) {
       const size_t e = r * size_t(n) + size_t(j);
-      c.evaluations += UnoccludedEntry(view, i, int(j), options.quadrature, out[e], needsRays[e]);
-      if (out[e] > 0) ++c.pairsExchanging;
+      c.Add(FormFactorEntry(view, i, int(j), options.pair, out[e], needsRays[e]));
     }
   });
   tbb::parallel_for(size_t(0), rows.size(), [&](size_t r) {
@@ -45,12 +44,7 @@ void ComputeRowsWithPairKernels(const FormFactorGeometry &g, const FlatBvh &bvh,
     }
     if (options.normalizeRows) NormalizeRow(row, n);
   });
-  perThread.combine_each([&](const FormFactorCounters &c) {
-    counters.pairsExchanging += c.pairsExchanging;
-    counters.pairsRayTraced += c.pairsRayTraced;
-    counters.rays += c.rays;
-    counters.evaluations += c.evaluations;
-  });
+  perThread.combine_each([&](const FormFactorCounters &c) { counters.Add(c); });
 }
 
 }  // namespace rad

@@ -1,51 +1,166 @@
-// The unoccluded part of one form factor and whether it needs shadow rays. Compiled for the host and, under
-// nvcc, for the GPU (RAD_HD): both backends run this code.
+// One form factor F_ij: the unoccluded part, the occluders that may stand between the two patches, and with
+// them either the exact visible-region integral (the default) or the flag that shadow rays must estimate the
+// visible fraction. Compiled for the host and, under nvcc, for the GPU (RAD_HD): both backends run this code.
+//
+// Each unordered pair is integrated in one direction only, over its canonical emitter (the smaller patch; the
+// lower number on a tie), and the other entry follows by reciprocity, F_ji = A_i F_ij / A_j. So reciprocity
+// holds to rounding whatever the tolerance, and the cheaper side carries the outer integral.
 #pragma once
+
+#include <cstdint>
 
 #include "formfactor/geometry.h"
 #include "formfactor/geometry_view.h"
+#include "formfactor/pair_result.h"
 #include "formfactor/shaft.h"
+#include "formfactor/shaft_query.h"
 #include "formfactor/unoccluded.h"
+#include "formfactor/visible_region.h"
 #include "util/hd.h"
 
 namespace rad {
 
-struct PairResult {
-  double unoccluded = 0;
-  bool needsRays = false;
-  int evaluations = 0;
+// The integrand of occluded pairs: the factor from a point of the emitter to what it sees of the receiver.
+struct VisibleReceiverFactor {
+  const ReceiverFrame *frame;
+  const ConvexPolygon *receiver;  // in 3-D, for points that no shadow reaches
+  Vec3 emitterNormal;
+  const Occluder *occluders;
+  const int32_t *candidates;
+  int candidateCount;
+  RAD_HD double operator()(Vec3 x) const {
+    Polygon2 shadows[kMaxPairOccluders];
+    int count = 0;
+    const double h = Dot(frame->normal, x - frame->origin);
+    if (h > 0)
+      for (int c = 0; c < candidateCount; ++c) {
+        const Occluder &o = occluders[candidates[c]];
+        if (o.closedSurface && !(Dot(o.normal, x - o.polygon.v[0]) > 0)) continue;  // geometry.h says why
+        const Polygon2 s = ShadowOnReceiver(*frame, x, h, o.polygon);
+        if (s.n > 0) shadows[count++] = s;
+      }
+    if (count == 0) return PointToPolygonFormFactor(x, emitterNormal, *receiver);
+    return PointToVisibleReceiver(x, emitterNormal, *frame, shadows, count);
+  }
 };
 
-RAD_HD inline PairResult UnoccludedPair(const GeometryView &g, int i, int j, const QuadratureSettings &q) {
+// The occluders that may block some segment between the two clipped patches, in a fixed order; returns how
+// many there are (counting stops at capacity + 1). `first`/`second` are the pair in canonical order, so that
+// both entries of a pair see the same list.
+RAD_HD inline int PairOccluders(const GeometryView &g, const Patch &first, const Patch &second,
+                                const ClippedPair &canonical, int32_t *out, int capacity) {
+  if (!g.hasFacePairCandidates) {
+    const Shaft shaft = MakeShaft(canonical.emitter, first.normal, canonical.receiver, second.normal);
+    return ShaftOccludersBvh(g.occluderBvh, g.occluderBvhMargin, g.occluders, shaft, first.face, second.face, out,
+                             capacity);
+  }
+  const int lo = first.face < second.face ? first.face : second.face;
+  const int hi = first.face < second.face ? second.face : first.face;
+  const int64_t key = int64_t(lo) * g.faceCount + hi;
+  const int64_t begin = g.candidateStart[key], end = g.candidateStart[key + 1];
+  if (begin == end) return 0;
+  const Shaft shaft = MakeShaft(canonical.emitter, first.normal, canonical.receiver, second.normal);
+  int count = 0;
+  for (int64_t c = begin; c < end && count <= capacity; ++c) {
+    const Occluder &o = g.occluders[g.candidates[c]];
+    if (!ShaftMayBeBlockedBy(shaft, o.polygon.v, o.polygon.n, o.normal)) continue;
+    if (count < capacity) out[count] = g.candidates[c];
+    ++count;
+  }
+  return count;
+}
+
+// Pieces the emitter of an occluded pair is cut into (see OccludedFormFactor).
+constexpr int kMaxEmitterPieces = 32;
+
+// The exact occluded factor. Where x crosses the plane of an occluder whose shadow falls on the receiver, the
+// silhouette switches from one edge of that occluder to another, and the integrand has a kink along the line
+// where that plane meets the emitter (the factor's first derivative jumps). A cubature straddling such a line
+// converges like h^3 per triangle, slowly; so the emitter is first cut along the occluders' planes, and each
+// convex piece, on which the integrand is smooth but for milder events, is integrated on its own. The same kink
+// appears where x enters the plane through an edge of the receiver and a parallel occluder edge (the shadow's
+// edge then sweeps across the receiver's edge all at once): axis-aligned rooms are full of those, so their
+// planes cut the emitter too.
+RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const Patch &emitter, const Patch &receiver,
+                                                  const GeometryView &g, const int32_t *candidates, int count,
+                                                  const QuadratureSettings &q) {
+  ConvexPolygon pieces[kMaxEmitterPieces];
+  int pieceCount = 1;
+  pieces[0] = cp.emitter;
+  const double tolerance = 1e-9 * PolygonDiameter(cp.emitter);
+  auto cut = [&](Vec3 normal, Vec3 point) {
+    const int before = pieceCount;
+    for (int p = 0; p < before && pieceCount < kMaxEmitterPieces; ++p) {
+      if (pieces[p].n + 1 > ConvexPolygon::kCapacity) continue;  // a cut adds a corner to each side
+      const ConvexPolygon front = ClipToHalfSpace(pieces[p], normal, point, tolerance);
+      const ConvexPolygon back = ClipToHalfSpace(pieces[p], -normal, point, tolerance);
+      if (front.n == 0 || back.n == 0) continue;  // the plane misses this piece
+      pieces[p] = front;
+      pieces[pieceCount++] = back;
+    }
+  };
+  for (int c = 0; c < count; ++c) cut(g.occluders[candidates[c]].normal, g.occluders[candidates[c]].polygon.v[0]);
+  const ConvexPolygon &rx = cp.receiver;
+  for (int c = 0; c < count && pieceCount < kMaxEmitterPieces; ++c) {
+    const ConvexPolygon &o = g.occluders[candidates[c]].polygon;
+    for (int k = 0; k < rx.n; ++k) {
+      const Vec3 r0 = rx.v[k], dr = rx.v[(k + 1) % rx.n] - r0;
+      for (int m = 0; m < o.n; ++m) {
+        const Vec3 o0 = o.v[m], dm = o.v[(m + 1) % o.n] - o0;
+        if (LengthSquared(Cross(dr, dm)) > 1e-18 * LengthSquared(dr) * LengthSquared(dm)) continue;  // not parallel
+        const Vec3 normal = Cross(dr, o0 - r0);
+        const double length = Length(normal);
+        if (length > 1e-12 * Length(dr) * Length(o0 - r0)) cut(normal / length, r0);
+      }
+    }
+  }
+  const ReceiverFrame frame = MakeReceiverFrame(cp.receiver, receiver.normal);
+  const VisibleReceiverFactor f{&frame, &cp.receiver, emitter.normal, g.occluders, candidates, count};
+  UnoccludedResult total;
+  for (int p = 0; p < pieceCount; ++p) {
+    const ClippedPair piece{pieces[p], cp.receiver};
+    const UnoccludedResult r = AdaptiveEmitterIntegral(piece, emitter.area, q, f, false);
+    total.formFactor += r.formFactor;
+    total.evaluations += r.evaluations;
+    total.hitDepthLimit = total.hitDepthLimit || r.hitDepthLimit;
+  }
+  return total;
+}
+
+// True when patch a is the one integrated over for the pair (a, b).
+RAD_HD RAD_INLINE bool IsCanonicalEmitter(const Patch &a, int ia, const Patch &b, int ib) {
+  return a.area < b.area || (a.area == b.area && ia < ib);
+}
+
+RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, const PairSettings &s) {
   PairResult r;
   const Patch &pi = g.patches[i], &pj = g.patches[j];
   if (i == j || pi.face == pj.face) return r;  // a planar face does not see itself
-  const ClippedPair cp = ClipPair(PatchPolygon(pi), pi.normal, PatchPolygon(pj), pj.normal);
+  const bool forward = IsCanonicalEmitter(pi, i, pj, j);
+  const Patch &e = forward ? pi : pj, &x = forward ? pj : pi;
+  const ClippedPair cp = ClipPair(PatchPolygon(e), e.normal, PatchPolygon(x), x.normal);
   if (cp.emitter.n == 0) return r;
-  const UnoccludedResult u = UnoccludedFormFactor(cp, pi.normal, pi.area, q);
-  r.unoccluded = u.formFactor;
+
+  int32_t candidates[kMaxPairOccluders];
+  const int capacity = s.visibility == VisibilityMethod::kExact ? kMaxPairOccluders : 0;
+  const int count = PairOccluders(g, e, x, cp, candidates, capacity);
+  UnoccludedResult u;
+  if (count == 0 || count > capacity) {
+    u = UnoccludedFormFactor(cp, e.normal, e.area, s.quadrature);
+    r.needsRays = count > 0 && u.formFactor > 0;
+    r.overCapacity = r.needsRays && s.visibility == VisibilityMethod::kExact;
+  } else {
+    u = OccludedFormFactor(cp, e, x, g, candidates, count, s.quadrature);
+    r.occluded = true;
+  }
   r.evaluations = u.evaluations;
-  if (r.unoccluded <= 0) return r;
-  if (!g.hasFacePairCandidates) {
-    r.needsRays = true;
-    return r;
-  }
-  const int lo = pi.face < pj.face ? pi.face : pj.face, hi = pi.face < pj.face ? pj.face : pi.face;
-  const int64_t key = int64_t(lo) * g.faceCount + hi;
-  const int64_t begin = g.candidateStart[key], end = g.candidateStart[key + 1];
-  if (begin == end) return r;
-  // Built in a fixed order (lower patch first) so that (i, j) and (j, i) always agree on needing rays.
-  const Shaft shaft = i < j ? MakeShaft(cp.emitter, pi.normal, cp.receiver, pj.normal)
-                            : MakeShaft(cp.receiver, pj.normal, cp.emitter, pi.normal);
-  for (int64_t c = begin; c < end && !r.needsRays; ++c) {
-    const Occluder &o = g.occluders[g.candidates[c]];
-    r.needsRays = ShaftMayBeBlockedBy(shaft, o.polygon.v, o.polygon.n, o.normal);
-  }
+  r.hitDepthLimit = u.hitDepthLimit;
+  r.value = forward ? u.formFactor : u.formFactor * (e.area / x.area);
   return r;
 }
 
-inline PairResult UnoccludedPair(const FormFactorGeometry &g, int i, int j, const QuadratureSettings &q) {
-  return UnoccludedPair(ViewOf(g), i, j, q);
+inline PairResult FormFactorPair(const FormFactorGeometry &g, int i, int j, const PairSettings &s) {
+  return FormFactorPair(ViewOf(g), i, j, s);
 }
 
 }  // namespace rad

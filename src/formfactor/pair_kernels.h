@@ -1,8 +1,8 @@
 // The per-entry steps of the form-factor computation as the GPU runs them, written once (RAD_HD) so that the
 // same code runs in CUDA kernels (cuda/gpu_form_factors.cu) and on the host (kernel_form_factors.h), where the
 // tests compare it with the CPU backend:
-//   1. UnoccludedEntry: the unoccluded factor of one (row, column) entry and whether a shaft could not prove the
-//      pair clear (pair.h, the CPU backend's own code);
+//   1. FormFactorEntry: the factor of one (row, column) entry, exact visibility included, and whether shadow
+//      rays must still estimate its visible fraction (pair.h, the CPU backend's own code);
 //   2. VisibilityOfEntry: the visible fraction of such a pair by the CPU's estimator (visibility.h) with the
 //      same counter-based random numbers, its shadow rays traced on the project's BVH (accel/) instead of Embree.
 #pragma once
@@ -24,13 +24,13 @@ struct BvhSegmentOccluded {
   RAD_HD bool operator()(Vec3 from, Vec3 to) const { return SegmentOccludedBvh(bvh, from, to); }
 };
 
-// Entry (i, j): writes the unoccluded factor and whether it needs rays; returns the contour evaluations.
-RAD_HD inline int UnoccludedEntry(const GeometryView &g, int i, int j, const QuadratureSettings &q, double &value,
-                                  uint8_t &needsRays) {
-  const PairResult p = UnoccludedPair(g, i, j, q);
-  value = p.unoccluded;
+// Entry (i, j): writes the factor and whether it needs rays; returns the pair's result for the tallies.
+RAD_HD inline PairResult FormFactorEntry(const GeometryView &g, int i, int j, const PairSettings &s, double &value,
+                                         uint8_t &needsRays) {
+  const PairResult p = FormFactorPair(g, i, j, s);
+  value = p.value;
   needsRays = p.needsRays ? 1 : 0;
-  return p.evaluations;
+  return p;
 }
 
 // The visible fraction of pair (i, j); `raysTraced` receives the shadow rays it traced.

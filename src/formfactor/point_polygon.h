@@ -14,20 +14,22 @@ namespace rad {
 
 constexpr double kPi = 3.14159265358979323846;
 
+// One edge's term of the contour sum, from corner a to corner b (the region on the left seen from the front):
+// the angle the edge subtends at x times the cosine between nx and the normal of the plane through x and the
+// edge. Without the 1/(2 pi). Shared by the whole-polygon sum below and the visible-region sum (visible_region.h).
+RAD_HD RAD_INLINE double ContourEdgeTerm(Vec3 x, Vec3 nx, Vec3 a, Vec3 b) {
+  const Vec3 r0 = a - x, r1 = b - x;
+  const Vec3 c = Cross(r1, r0);
+  const double s = Length(c);
+  // An edge through x (s = 0) subtends no solid angle with a defined plane: it contributes nothing.
+  if (!(s > 0)) return 0;
+  const double beta = atan2(s, Dot(r0, r1));  // atan2 keeps full accuracy for tiny and near-pi angles
+  return beta * Dot(nx, c) / s;
+}
+
 RAD_HD RAD_INLINE double PointToPolygonFormFactor(Vec3 x, Vec3 nx, const ConvexPolygon &poly) {
   double sum = 0;
-  Vec3 r0 = poly.v[poly.n - 1] - x;
-  for (int k = 0; k < poly.n; ++k) {
-    const Vec3 r1 = poly.v[k] - x;
-    const Vec3 c = Cross(r1, r0);
-    const double s = Length(c);
-    // An edge through x (s = 0) subtends no solid angle with a defined plane: it contributes nothing.
-    if (s > 0) {
-      const double beta = atan2(s, Dot(r0, r1));  // atan2 keeps full accuracy for tiny and near-pi angles
-      sum += beta * Dot(nx, c) / s;
-    }
-    r0 = r1;
-  }
+  for (int k = 0; k < poly.n; ++k) sum += ContourEdgeTerm(x, nx, poly.v[k == 0 ? poly.n - 1 : k - 1], poly.v[k]);
   return sum / (2 * kPi);
 }
 

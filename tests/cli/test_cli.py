@@ -360,6 +360,83 @@ class TestPhysics(CliTestCase):
         self.assertTrue(np.all(F[A, :] == 0.0), "A faces only the back of the blocker: its row must be 0")
 
 
+class TestExactVisibility(CliTestCase):
+    # Unit squares at z = 0 (up) and z = 1 (down), a 0.5 x 0.5 blocker over one corner at z = 0.5. The exact
+    # factor (shared/notes/accuracy.md; recomputed independently in tests/occluded_test.cpp) is 0.1498686718;
+    # 32 shadow rays give +2 %.
+    CORNER_EXACT = 0.1498686718
+
+    def write_corner_scene(self):
+        path = self.path("corner.obj")
+        with open(path, "w") as fh:
+            fh.write("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"          # A, facing up
+                     "v 0 0 1\nv 0 1 1\nv 1 1 1\nv 1 0 1\n"          # B, facing down
+                     "v 0 0 0.5\nv 0.5 0 0.5\nv 0.5 0.5 0.5\nv 0 0.5 0.5\n"  # blocker
+                     "f 1 2 3 4\nf 5 6 7 8\nf 9 10 11 12\n")
+        return path
+
+    def test_corner_obstruction_exact_at_one_and_two_ranks(self):
+        scene = self.write_corner_scene()
+        one = self.formfactors(scene, "one", 0, 1, ["--visibility", "exact"])
+        two = self.formfactors(scene, "two", 0, 2, ["--visibility", "exact"])
+        F = read_f(one)
+        self.assertTrue(np.array_equal(F, read_f(two)), "1 and 2 ranks must give the same bits")
+        for i, j in ((0, 1), (1, 0)):
+            self.assertAlmostEqual(F[i, j] / self.CORNER_EXACT, 1.0, delta=1e-6, msg="F[%d,%d] = %.10f" % (i, j, F[i, j]))
+        with h5py.File(one, "r") as f:
+            a = f["formfactors/F"].attrs
+            self.assertEqual(attr_str(a["visibility"]), "exact")
+            self.assertGreaterEqual(attr_int(a["pairs_exact_visibility"]), 2)
+            self.assertEqual(attr_int(a["pairs_ray_traced"]), 0)
+            self.assertEqual(attr_int(a["pairs_over_occluder_capacity"]), 0)
+        rays = read_f(self.formfactors(scene, "rays", 0, 1, ["--visibility", "rays"]))
+        self.assertGreater(abs(rays[0, 1] / self.CORNER_EXACT - 1), 1e-3, "rays are the approximate method")
+
+    def write_tiled_cube(self, path, n, soup):
+        """The unit cube, each wall n x n squares facing in; `soup`: every quad with its own corners."""
+        verts, faces, index = [], [], {}
+        def vertex(p):
+            if soup or p not in index:
+                verts.append(p)
+                index[p] = len(verts)
+            return len(verts) if soup else index[p]
+        for axis in range(3):
+            u, v = (axis + 1) % 3, (axis + 2) % 3
+            for side in (0, 1):
+                for a in range(n):
+                    for b in range(n):
+                        def corner(cu, cv):
+                            p = [0.0, 0.0, 0.0]
+                            p[axis], p[u], p[v] = float(side), cu / n, cv / n
+                            return tuple(p)
+                        quad = [corner(a, b), corner(a + 1, b), corner(a + 1, b + 1), corner(a, b + 1)]
+                        if side == 1:
+                            quad.reverse()  # (u, v, axis) is right-handed: face -axis on the far side
+                        faces.append([vertex(p) for p in quad])
+        with open(path, "w") as fh:
+            for p in verts:
+                fh.write("v %r %r %r\n" % p)
+            for f in faces:
+                fh.write("f %d %d %d %d\n" % tuple(f))
+
+    def test_tiled_cube_welded_and_soup_closed_with_no_ray(self):
+        # 864 polygons: past the face-pair lists, the occluder BVH must prove every pair of the empty box clear,
+        # touching ones included, whether the file shares its corners or not.
+        matrices = {}
+        for soup in (False, True):
+            scene = self.path("cube_%s.obj" % ("soup" if soup else "welded"))
+            self.write_tiled_cube(scene, 12, soup)
+            h5 = self.formfactors(scene, "soup" if soup else "welded", 0, 2, ["--visibility", "exact"])
+            with h5py.File(h5, "r") as f:
+                a = f["formfactors/F"].attrs
+                self.assertEqual(attr_int(a["pairs_ray_traced"]), 0)
+                self.assertEqual(attr_int(a["pairs_over_occluder_capacity"]), 0)
+            matrices[soup] = read_f(h5)
+        self.assertTrue(np.array_equal(matrices[False], matrices[True]), "welded and soup must give the same bits")
+        rows = matrices[False].sum(axis=1)
+        self.assertLess(np.abs(rows - 1).max(), 1e-6, "closed box: every row sums to 1")
+
+
 # --- 5. info ------------------------------------------------------------------------------------------------
 
 class TestInfo(CliTestCase):
@@ -443,7 +520,7 @@ class TestBadInput(CliTestCase):
         cube = os.path.join(TEST_MESHES, "unit_cube.obj")
         base = ["formfactors", "--input", cube, "--output", self.path("OUT.h5")]
         for extra in (["--subdiv", "-1"], ["--shadow-rays", "0"], ["--precision", "half"],
-                      ["--no-such-option"]):
+                      ["--visibility", "guess"], ["--no-such-option"]):
             with self.subTest(args=extra):
                 self.expect_usage_error(base + extra, out_dir=self.tmp)
 

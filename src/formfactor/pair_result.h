@@ -1,0 +1,30 @@
+// What one form-factor pair is asked (tolerance, visibility method) and what it reports, kept apart from the
+// pair's code (pair.h) so that drivers and counters can name them without the geometry headers.
+#pragma once
+
+#include <cstdint>
+
+#include "formfactor/unoccluded.h"
+
+namespace rad {
+
+enum class VisibilityMethod : int32_t {
+  kExact = 0,  // shadows cut out of the receiver for every cubature point (visible_region.h)
+  kRays = 1,   // kernel-weighted stratified shadow rays (visibility.h)
+};
+
+struct PairSettings {
+  QuadratureSettings quadrature;
+  VisibilityMethod visibility = VisibilityMethod::kExact;
+};
+
+struct PairResult {
+  double value = 0;        // F_ij; with needsRays, the unoccluded part still to be multiplied by rays' fraction
+  bool needsRays = false;  // shadow rays must estimate the visible fraction
+  bool occluded = false;   // occluders were found and the exact visible-region integral was taken
+  bool overCapacity = false;  // more than kMaxPairOccluders candidates: left to shadow rays
+  bool hitDepthLimit = false; // the cubature stopped at its depth limit somewhere
+  int evaluations = 0;     // point-to-polygon evaluations
+};
+
+}  // namespace rad

@@ -1,0 +1,82 @@
+// The occluders that may block a pair, found by walking a BVH over the occluders with the pair's shaft: a subtree
+// is skipped when its box lies outside the shaft's bounding box or outside one of its planes, and an occluder
+// that survives is tested exactly (ShaftMayBeBlockedBy). Memory O(polygons) and no limit on their number, where
+// the face-pair lists of geometry.cpp cost faces^2 memory and faces^3 time. Written once for host and device.
+//
+// The BVH holds the occluders as single-precision triangles (id = occluder index), so its boxes may be smaller
+// than the double-precision polygons by a rounding; boxes are culled only when they are out by more than
+// `margin`, which makes the walk conservative. The walk visits subtrees in a fixed order that depends only on the
+// shaft, so a pair and its reverse, built on one canonical shaft, list the same occluders in the same order.
+#pragma once
+
+#include <cstdint>
+
+#include "accel/bvh.h"
+#include "accel/bvh_traversal.h"
+#include "formfactor/geometry.h"
+#include "formfactor/shaft.h"
+#include "util/hd.h"
+
+namespace rad {
+
+namespace shaft_query_detail {
+
+// True when child slot k of the node cannot reach into the shaft.
+RAD_HD RAD_INLINE bool BoxOutsideShaft(const BvhNode &n, int k, const Shaft &s, double margin) {
+  const double lo[3] = {n.lo[0][k], n.lo[1][k], n.lo[2][k]}, hi[3] = {n.hi[0][k], n.hi[1][k], n.hi[2][k]};
+  if (lo[0] > hi[0]) return true;  // an empty slot
+  const double t = s.tolerance - margin;  // a box touching the shaft counts as outside only beyond the margin
+  if (lo[0] >= s.boxMax.x - t || lo[1] >= s.boxMax.y - t || lo[2] >= s.boxMax.z - t) return true;
+  if (hi[0] <= s.boxMin.x + t || hi[1] <= s.boxMin.y + t || hi[2] <= s.boxMin.z + t) return true;
+  for (int p = 0; p < s.planeCount; ++p) {
+    const Vec3 m = s.planes[p].normal;
+    // The box's corner deepest into the hull's side of the plane.
+    const double nearest = m.x * (m.x > 0 ? lo[0] : hi[0]) + m.y * (m.y > 0 ? lo[1] : hi[1]) +
+                           m.z * (m.z > 0 ? lo[2] : hi[2]);
+    if (nearest - s.planes[p].offset >= -t) return true;
+  }
+  return false;
+}
+
+}  // namespace shaft_query_detail
+
+// Appends to `out` the occluders (not of faces faceA or faceB) that may reach into the shaft; returns how many
+// there are, counting stops at capacity + 1.
+RAD_HD inline int ShaftOccludersBvh(const BvhView &bvh, double margin, const Occluder *occluders, const Shaft &s,
+                                    int faceA, int faceB, int32_t *out, int capacity) {
+  using shaft_query_detail::BoxOutsideShaft;
+  if (bvh.nodeCount == 0) return 0;
+  int32_t stack[kBvhStackSize];
+  int size = 0, count = 0;
+  int32_t node = 0;
+  for (;;) {
+    const BvhNode &n = bvh.nodes[node];
+    int32_t next = -1;
+    for (int k = 0; k < 2; ++k) {
+      if (BoxOutsideShaft(n, k, s, margin)) continue;
+      if (n.child[k] >= 0) {
+        if (next < 0) next = n.child[k];
+        else stack[size++] = n.child[k];
+        continue;
+      }
+      const int32_t begin = ~n.child[k], end = begin + n.count[k];
+      for (int32_t j = begin; j < end; ++j) {
+        const int32_t id = bvh.triangles[j].id;
+        const Occluder &o = occluders[id];
+        if (o.face == faceA || o.face == faceB) continue;
+        bool seen = false;  // an occluder is several triangles, and a spatial split may repeat one
+        for (int c = 0; c < count && c < capacity && !seen; ++c) seen = out[c] == id;
+        if (seen || !ShaftMayBeBlockedBy(s, o.polygon.v, o.polygon.n, o.normal)) continue;
+        if (count < capacity) out[count] = id;
+        if (++count > capacity) return count;
+      }
+    }
+    if (next < 0) {
+      if (size == 0) return count;
+      next = stack[--size];
+    }
+    node = next;
+  }
+}
+
+}  // namespace rad

@@ -1,0 +1,282 @@
+// The exact form factor from a point x to the part of a receiver polygon that occluders leave visible.
+//
+// Seen from x, each occluder casts a shadow on the receiver's plane: its central projection from x, after the
+// occluder is clipped to the slab between x and that plane (only that part can stand between them), clipped
+// to the receiver. What x sees of the receiver is the receiver less the union of the shadows. The contour
+// formula (point_polygon.h) is a sum over the edges of a region's boundary, so the factor to the visible region
+// is the sum over its boundary's edges, with no need to build the region itself (Stokes): the boundary
+// consists of the pieces of the receiver's edges that no shadow covers and the pieces of shadow edges that lie
+// inside the receiver and outside every other shadow, the latter run backwards (the visible side is their
+// outside). Each edge is cut into the intervals where other polygons cover it; an interval counts when the
+// side of the edge the region lies on is visible and the other side is not.
+//
+// Coincident edges (two shadows of the triangles of one quad, a shadow that reaches the receiver's edge, a
+// face and its duplicate) are decided once: collinearity is a symmetric test, and an interval shared by
+// collinear edges of several polygons is counted only by the lowest-numbered one (the receiver is number 0),
+// which sees on which side each of the others lies. So touching shadows leave no sliver of light between them
+// and a fully covered receiver gives exactly 0.
+//
+// Memory is fixed (no heap) and the work per point is O(E K) for E shadow edges and K shadows: the same code
+// runs on the host and in GPU kernels.
+#pragma once
+
+#include "formfactor/convex_polygon.h"
+#include "formfactor/point_polygon.h"
+#include "util/hd.h"
+#include "util/vec3.h"
+
+namespace rad {
+
+// Occluders a pair may have; a pair with more is counted and left to shadow rays.
+constexpr int kMaxPairOccluders = 64;
+
+struct Point2 {
+  double x, y;  // left uninitialised: arrays of polygons live on the stack of every cubature point
+};
+
+// A convex polygon in the receiver's plane, counter-clockwise. An occluder (at most 8 corners after its two
+// slab clips) clipped to a receiver of at most 8 edges has at most 16 corners.
+struct Polygon2 {
+  static constexpr int kCapacity = 16;
+  Point2 v[kCapacity];
+  int n = 0;
+  Point2 lo{0, 0}, hi{0, 0};  // bounding box
+};
+
+// The receiver's plane: an orthonormal frame whose third axis is the receiver's front normal, so that a
+// polygon counter-clockwise from the front is counter-clockwise in (e1, e2) coordinates.
+struct ReceiverFrame {
+  Vec3 origin, e1, e2, normal;
+  Polygon2 polygon;   // the receiver itself
+  double tolerance;   // plane lengths below this count as zero (collinearity, empty shadows)
+};
+
+namespace visible_detail {
+
+// Plain comparisons: fmin/fmax are library calls on the host (they order NaNs), and no NaN reaches here.
+RAD_HD RAD_INLINE double Lo(double a, double b) { return a < b ? a : b; }
+RAD_HD RAD_INLINE double Hi(double a, double b) { return a > b ? a : b; }
+RAD_HD RAD_INLINE double Cross2(Point2 a, Point2 b) { return a.x * b.y - a.y * b.x; }
+RAD_HD RAD_INLINE Point2 Sub2(Point2 a, Point2 b) { return {a.x - b.x, a.y - b.y}; }
+RAD_HD RAD_INLINE double Length2(Point2 a) { return sqrt(a.x * a.x + a.y * a.y); }
+
+RAD_HD RAD_INLINE void UpdateBounds(Polygon2 &p) {
+  p.lo = p.hi = p.v[0];
+  for (int k = 1; k < p.n; ++k) {
+    p.lo.x = Lo(p.lo.x, p.v[k].x), p.lo.y = Lo(p.lo.y, p.v[k].y);
+    p.hi.x = Hi(p.hi.x, p.v[k].x), p.hi.y = Hi(p.hi.y, p.v[k].y);
+  }
+}
+
+RAD_HD RAD_INLINE double SignedArea2(const Polygon2 &p) {
+  double s = 0;
+  for (int k = 0; k < p.n; ++k) s += Cross2(p.v[k], p.v[(k + 1) % p.n]);
+  return 0.5 * s;
+}
+
+// Keeps the part of `p` on the left of the directed line a -> b (Sutherland-Hodgman); corners within
+// `tolerance` of the line count as on it.
+RAD_HD RAD_INLINE Polygon2 ClipLeftOf(const Polygon2 &p, Point2 a, Point2 b, double tolerance) {
+  Polygon2 out;
+  const Point2 e = Sub2(b, a);
+  const double len = Length2(e);
+  double d[Polygon2::kCapacity];
+  bool allInside = true, allOutside = true;
+  for (int k = 0; k < p.n; ++k) {
+    d[k] = Cross2(e, Sub2(p.v[k], a)) / len;
+    if (fabs(d[k]) <= tolerance) d[k] = 0;
+    if (d[k] < 0) allInside = false;
+    if (d[k] > 0) allOutside = false;
+  }
+  if (allOutside) return out;
+  if (allInside) return p;
+  for (int k = 0; k < p.n; ++k) {
+    const int next = (k + 1) % p.n;
+    if (d[k] >= 0 && out.n < Polygon2::kCapacity) out.v[out.n++] = p.v[k];
+    if ((d[k] > 0 && d[next] < 0) || (d[k] < 0 && d[next] > 0)) {
+      const double t = d[k] / (d[k] - d[next]);
+      if (out.n < Polygon2::kCapacity)
+        out.v[out.n++] = Point2{p.v[k].x + (p.v[next].x - p.v[k].x) * t, p.v[k].y + (p.v[next].y - p.v[k].y) * t};
+    }
+  }
+  if (out.n < 3) out.n = 0;
+  return out;
+}
+
+// Which sides of an edge a polygon covers over an interval of the edge's parameter.
+enum Cover { kNone = 0, kLeft = 1, kRight = 2, kBoth = 3 };
+
+struct Coverage {
+  double t0 = 0, t1 = 0;  // the covered interval of the edge, in [0, 1]
+  int cover = kNone;
+  bool collinear = false;  // one of the polygon's edges lies on the edge's line
+};
+
+// Signed distance of q from the line through a along e (|e| = len), positive on the left.
+RAD_HD RAD_INLINE double LineDistance(Point2 a, Point2 e, double len, Point2 q) { return Cross2(e, Sub2(q, a)) / len; }
+
+// How polygon `b` covers the edge p -> q. Collinearity of two edges is decided by the same four distances
+// whichever edge is asked about, so both polygons of a coincident pair agree on it.
+RAD_HD RAD_INLINE Coverage CoverageOfEdge(Point2 p, Point2 q, const Polygon2 &b, double tolerance) {
+  Coverage c;
+  const Point2 d = Sub2(q, p);
+  const double len = Length2(d);
+  if (Hi(p.x, q.x) < b.lo.x - tolerance || Lo(p.x, q.x) > b.hi.x + tolerance ||
+      Hi(p.y, q.y) < b.lo.y - tolerance || Lo(p.y, q.y) > b.hi.y + tolerance)
+    return c;
+  double t0 = 0, t1 = 1;
+  bool sameDirection = false;
+  for (int k = 0; k < b.n; ++k) {
+    const Point2 b0 = b.v[k], b1 = b.v[(k + 1) % b.n];
+    const Point2 eb = Sub2(b1, b0);
+    const double lb = Length2(eb);
+    if (!(lb > tolerance)) continue;
+    const double fp = LineDistance(b0, eb, lb, p), fq = LineDistance(b0, eb, lb, q);
+    if (fabs(fp) <= tolerance && fabs(fq) <= tolerance && fabs(LineDistance(p, d, len, b0)) <= tolerance &&
+        fabs(LineDistance(p, d, len, b1)) <= tolerance) {
+      c.collinear = true;
+      sameDirection = d.x * eb.x + d.y * eb.y > 0;
+      continue;  // this edge's half-plane is the side the polygon covers, not a cut of the interval
+    }
+    if (fp < 0 && fq < 0) return Coverage{};
+    if (fp >= 0 && fq >= 0) continue;
+    const double tc = fp / (fp - fq);
+    if (fp < 0) t0 = Hi(t0, tc);
+    else t1 = Lo(t1, tc);
+  }
+  if (!(t1 - t0 > tolerance / len)) return Coverage{};
+  c.t0 = t0;
+  c.t1 = t1;
+  c.cover = c.collinear ? (sameDirection ? kLeft : kRight) : kBoth;
+  return c;
+}
+
+struct Interval {
+  double lo, hi;
+};
+
+}  // namespace visible_detail
+
+RAD_HD inline ReceiverFrame MakeReceiverFrame(const ConvexPolygon &receiver, Vec3 normal) {
+  ReceiverFrame f;
+  f.origin = receiver.v[0];
+  f.normal = normal;
+  f.e1 = Normalize(receiver.v[1] - receiver.v[0]);
+  f.e2 = Cross(normal, f.e1);
+  f.tolerance = 1e-10 * PolygonDiameter(receiver);
+  f.polygon.n = receiver.n;
+  for (int k = 0; k < receiver.n; ++k) {
+    const Vec3 r = receiver.v[k] - f.origin;
+    f.polygon.v[k] = Point2{Dot(r, f.e1), Dot(r, f.e2)};
+  }
+  visible_detail::UpdateBounds(f.polygon);
+  return f;
+}
+
+// The shadow of `occluder` on the receiver as seen from x (height h = distance of x in front of the receiver's
+// plane, > 0), clipped to the receiver; n == 0 when it casts none there.
+RAD_HD inline Polygon2 ShadowOnReceiver(const ReceiverFrame &f, Vec3 x, double h, const ConvexPolygon &occluder) {
+  using namespace visible_detail;
+  Polygon2 shadow;
+  // The slab between the receiver's plane and x: parts at or behind the plane cannot block, and parts level
+  // with x would project to infinity (a part within 1e-9 h of x's level blocks a solid angle of that order).
+  ConvexPolygon slab = ClipToHalfSpace(occluder, f.normal, f.origin, f.tolerance);
+  slab = ClipToHalfSpace(slab, -f.normal, f.origin + f.normal * (h * (1 - 1e-9)), f.tolerance);
+  if (slab.n < 3) return shadow;
+  const Vec3 xo = x - f.origin;
+  for (int k = 0; k < slab.n; ++k) {
+    const Vec3 q = slab.v[k] - x;
+    const double t = h / (h - Dot(f.normal, slab.v[k] - f.origin));
+    const Vec3 p = xo + q * t;
+    shadow.v[shadow.n++] = Point2{Dot(p, f.e1), Dot(p, f.e2)};
+  }
+  if (SignedArea2(shadow) < 0)  // an occluder seen from its back: make it counter-clockwise
+    for (int a = 0, b = shadow.n - 1; a < b; ++a, --b) {
+      const Point2 tmp = shadow.v[a];
+      shadow.v[a] = shadow.v[b];
+      shadow.v[b] = tmp;
+    }
+  for (int k = 0; k < f.polygon.n && shadow.n > 0; ++k)
+    shadow = ClipLeftOf(shadow, f.polygon.v[k], f.polygon.v[(k + 1) % f.polygon.n], f.tolerance);
+  if (shadow.n > 0) {
+    UpdateBounds(shadow);
+    // A shadow narrower than the tolerance (an occluder seen edge-on) hides nothing.
+    const double extent = Hi(shadow.hi.x - shadow.lo.x, shadow.hi.y - shadow.lo.y);
+    if (!(SignedArea2(shadow) > f.tolerance * extent)) shadow.n = 0;
+  }
+  return shadow;
+}
+
+// The form factor from x (unit normal nx) to the receiver less the shadows (each made by ShadowOnReceiver).
+RAD_HD inline double PointToVisibleReceiver(Vec3 x, Vec3 nx, const ReceiverFrame &f, const Polygon2 *shadows,
+                                            int shadowCount) {
+  using namespace visible_detail;
+  const double tol = f.tolerance;
+  auto polygon = [&](int k) -> const Polygon2 & { return k == 0 ? f.polygon : shadows[k - 1]; };
+  auto at = [&](Point2 p) { return f.origin + f.e1 * p.x + f.e2 * p.y; };
+  Interval minus[kMaxPairOccluders + 1];
+  double sum = 0;
+  for (int a = 0; a <= shadowCount; ++a) {
+    const Polygon2 &A = polygon(a);
+    for (int k = 0; k < A.n; ++k) {
+      const Point2 p = A.v[k], q = A.v[(k + 1) % A.n];
+      if (!(Length2(Sub2(q, p)) > tol)) continue;
+      // The receiver's edges bound the region on their left; a shadow's edges bound it on their right, and
+      // only where the receiver covers that side.
+      double plusLo = 0, plusHi = 1;
+      int minusCount = 0;
+      for (int b = 0; b <= shadowCount; ++b) {
+        if (b == a) continue;
+        const Coverage c = CoverageOfEdge(p, q, polygon(b), tol);
+        if (c.cover == kNone) {
+          if (b == 0) plusHi = plusLo;  // a shadow edge outside the receiver bounds nothing
+          continue;
+        }
+        if (c.collinear && b < a) {  // counted by the lower-numbered polygon
+          minus[minusCount++] = Interval{c.t0, c.t1};
+          if (b == 0 && c.cover != kBoth) plusHi = plusLo;
+          continue;
+        }
+        if (a == 0) {
+          if (c.cover & kLeft) minus[minusCount++] = Interval{c.t0, c.t1};
+        } else if (b == 0) {
+          if (c.cover & kRight) {
+            plusLo = c.t0;
+            plusHi = c.t1;
+          } else {
+            plusHi = plusLo;
+          }
+        } else if (c.cover & kRight) {
+          minus[minusCount++] = Interval{c.t0, c.t1};
+        }
+      }
+      if (!(plusHi > plusLo)) continue;
+      // Insertion sort by start (few intervals), then walk the gaps of their union inside [plusLo, plusHi].
+      for (int m = 1; m < minusCount; ++m) {
+        const Interval v = minus[m];
+        int w = m - 1;
+        while (w >= 0 && minus[w].lo > v.lo) {
+          minus[w + 1] = minus[w];
+          --w;
+        }
+        minus[w + 1] = v;
+      }
+      const Point2 d = Sub2(q, p);
+      const double minimum = tol / Length2(d);  // pieces shorter than the tolerance are rounding, not light
+      auto emit = [&](double s0, double s1) {
+        if (!(s1 - s0 > minimum)) return;
+        const Vec3 u = at(Point2{p.x + d.x * s0, p.y + d.y * s0}), v = at(Point2{p.x + d.x * s1, p.y + d.y * s1});
+        sum += a == 0 ? ContourEdgeTerm(x, nx, u, v) : ContourEdgeTerm(x, nx, v, u);
+      };
+      double cursor = plusLo;
+      for (int m = 0; m < minusCount && cursor < plusHi; ++m) {
+        if (minus[m].lo > cursor) emit(cursor, Lo(minus[m].lo, plusHi));
+        cursor = Hi(cursor, minus[m].hi);
+      }
+      if (cursor < plusHi) emit(cursor, plusHi);
+    }
+  }
+  return sum / (2 * kPi);
+}
+
+}  // namespace rad

@@ -1,0 +1,314 @@
+// Occluded form factors by the exact visibility kernel (pair.h, visible_region.h), against answers computed here
+// independently: closed-form point-to-rectangle factors integrated by Gauss-Legendre, closed rooms, reciprocity.
+#include <gtest/gtest.h>
+
+#include <tbb/global_control.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "formfactor/cpu_form_factors.h"
+#include "formfactor/pair.h"
+#include "formfactor/visible_region.h"
+#include "exact_rectangles.h"
+#include "test_scenes.h"
+
+namespace rad {
+namespace {
+
+using test::RectZ;
+using test::SceneOf;
+
+// Howell B-3 by superposition: from a point at the origin (normal +z) to the parallel rectangle
+// [x0,x1] x [y0,y1] at height c.
+double PointToParallelRect(double x0, double x1, double y0, double y1, double c) {
+  auto corner = [c](double a, double b) {  // signed: rectangle [0,a] x [0,b], negative extents flip the sign
+    const double A = a / c, B = b / c;
+    return 1 / (2 * kPi) *
+           (A / std::sqrt(1 + A * A) * std::atan(B / std::sqrt(1 + A * A)) +
+            B / std::sqrt(1 + B * B) * std::atan(A / std::sqrt(1 + B * B)));
+  };
+  return corner(x1, y1) - corner(x0, y1) - corner(x1, y0) + corner(x0, y0);
+}
+
+// Gauss-Legendre nodes and weights on [0, 1] (Newton on the Legendre recurrence).
+void GaussLegendre01(int n, std::vector<double> &x, std::vector<double> &w) {
+  x.resize(n);
+  w.resize(n);
+  for (int i = 0; i < n; ++i) {
+    double z = std::cos(kPi * (i + 0.75) / (n + 0.5)), dp = 0;
+    for (int it = 0; it < 100; ++it) {
+      double p0 = 1, p1 = z;
+      for (int k = 2; k <= n; ++k) {
+        const double p2 = ((2 * k - 1) * z * p1 - (k - 1) * p0) / k;
+        p0 = p1;
+        p1 = p2;
+      }
+      dp = n * (z * p1 - p0) / (z * z - 1);
+      const double dz = p1 / dp;
+      z -= dz;
+      if (std::fabs(dz) < 1e-16) break;
+    }
+    x[i] = 0.5 * (1 - z);
+    w[i] = 1 / ((1 - z * z) * dp * dp);
+  }
+}
+
+// Unit squares at z = 0 (up) and z = 1 (down), a 0.5 x 0.5 square over one corner ([0, 0.5]^2) at z = 0.5.
+// From x = (u, v, 0) the blocker's shadow on the top square is the corner rectangle [0, 1-u] x [0, 1-v]
+// (the blocker scaled by 2 about x), so the visible factor is smooth in x and Gauss-Legendre converges fast.
+double CornerObstructionExact() {
+  std::vector<double> x, w;
+  GaussLegendre01(48, x, w);
+  double sum = 0;
+  for (size_t a = 0; a < x.size(); ++a)
+    for (size_t b = 0; b < x.size(); ++b) {
+      const double u = x[a], v = x[b];
+      const double open = PointToParallelRect(-u, 1 - u, -v, 1 - v, 1);
+      const double shadow = PointToParallelRect(-u, 1 - 2 * u, -v, 1 - 2 * v, 1);
+      sum += w[a] * w[b] * (open - shadow);
+    }
+  return sum;
+}
+
+TEST(ExactVisibility, IndependentReferenceMatchesThePublishedValue) {
+  EXPECT_NEAR(CornerObstructionExact(), 0.1498686718, 1e-9);
+}
+
+TEST(ExactVisibility, CornerObstructionToOneMillionth) {
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(0, 0.5, 0, 0.5, 0.5, true)});
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+  const double exact = CornerObstructionExact();
+  PairSettings settings;
+  const PairResult forward = FormFactorPair(g, 0, 1, settings), backward = FormFactorPair(g, 1, 0, settings);
+  EXPECT_TRUE(forward.occluded);
+  EXPECT_FALSE(forward.needsRays);
+  EXPECT_NEAR(forward.value / exact - 1, 0, 1e-6) << forward.value << " evaluations " << forward.evaluations;
+  EXPECT_EQ(forward.value, backward.value);  // equal areas: reciprocity is equality
+}
+
+// Faces of an axis-aligned box [lo, hi], fronts facing out of it (outward) or into it (a room).
+std::vector<std::vector<Vec3>> BoxFaces(Vec3 lo, Vec3 hi, bool outward) {
+  std::vector<std::vector<Vec3>> f = {
+      test::RectZ(lo.x, hi.x, lo.y, hi.y, lo.z, !outward), test::RectZ(lo.x, hi.x, lo.y, hi.y, hi.z, outward),
+      {{lo.x, lo.y, lo.z}, {lo.x, hi.y, lo.z}, {lo.x, hi.y, hi.z}, {lo.x, lo.y, hi.z}},  // x = lo, facing +x
+      {{hi.x, lo.y, lo.z}, {hi.x, lo.y, hi.z}, {hi.x, hi.y, hi.z}, {hi.x, hi.y, lo.z}},  // x = hi, facing -x
+      {{lo.x, lo.y, lo.z}, {lo.x, lo.y, hi.z}, {hi.x, lo.y, hi.z}, {hi.x, lo.y, lo.z}},  // y = lo, facing +y
+      {{lo.x, hi.y, lo.z}, {hi.x, hi.y, lo.z}, {hi.x, hi.y, hi.z}, {lo.x, hi.y, hi.z}},  // y = hi, facing -y
+  };
+  if (outward) {
+    // The four side faces above face into the box; run them the other way.
+    for (size_t k = 2; k < 6; ++k) std::reverse(f[k].begin(), f[k].end());
+  }
+  return f;
+}
+
+// The whole matrix on this rank, and the geometry it was computed on.
+std::vector<double> AllRows(const Scene &s, const FormFactorGeometry &g, FormFactorCounters &counters,
+                            FormFactorOptions options = {}) {
+  EmbreeScene embree(s);
+  std::vector<long long> rows;
+  for (long long i = 0; i < (long long)g.patches.size(); ++i) rows.push_back(i);
+  std::vector<double> F;
+  PhaseTimers timers;
+  ComputeRowsCpu(g, embree, rows, options, F, timers, counters, false);
+  return F;
+}
+
+TEST(ExactVisibility, BlockerSplitIntoTrianglesLeaksNoLight) {
+  // The same corner blocker as two triangles, and as four quads written as a soup (each with its own corners):
+  // the shadows' shared edges must let nothing through, so the value is the quad's.
+  const auto base = {RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false)};
+  std::vector<std::vector<Vec3>> triangles(base), soup(base);
+  triangles.push_back({{0, 0, 0.5}, {0.5, 0, 0.5}, {0.5, 0.5, 0.5}});
+  triangles.push_back({{0, 0, 0.5}, {0.5, 0.5, 0.5}, {0, 0.5, 0.5}});
+  for (double x : {0.0, 0.25})
+    for (double y : {0.0, 0.25}) soup.push_back(RectZ(x, x + 0.25, y, y + 0.25, 0.5, false));
+  const double exact = CornerObstructionExact();
+  for (const auto &polygons : {triangles, soup}) {
+    const FormFactorGeometry g = BuildFormFactorGeometry(SceneOf(polygons), 0);
+    const PairResult r = FormFactorPair(g, 0, 1, PairSettings{});
+    EXPECT_TRUE(r.occluded);
+    EXPECT_NEAR(r.value / exact - 1, 0, 1e-6) << polygons.size() << " polygons";
+  }
+}
+
+TEST(ExactVisibility, HalfBlockedPairIsExactlyHalf) {
+  // A blocker covering exactly the half x < 0.5 of the gap between opposed unit squares: by the symmetry
+  // x -> 1 - x, the pair's factor is half the open value (Howell C-11), to the cubature's tolerance.
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(-5, 0.5, -5, 6, 0.5, true)});
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+  const PairResult r = FormFactorPair(g, 0, 1, PairSettings{});
+  EXPECT_NEAR(r.value / (0.5 * 0.1998248956677173) - 1, 0, 1e-6);
+}
+
+TEST(ExactVisibility, FullyBlockedPairIsExactlyZero) {
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(-1, 2, -1, 2, 0.5, true)});
+  for (int subdiv : {0, 1}) {
+    const FormFactorGeometry g = BuildFormFactorGeometry(s, subdiv);
+    const int per = subdiv == 0 ? 1 : 4;
+    for (int i = 0; i < per; ++i)
+      for (int j = per; j < 2 * per; ++j) {
+        const PairResult r = FormFactorPair(g, i, j, PairSettings{});
+        EXPECT_TRUE(r.occluded);
+        EXPECT_EQ(r.value, 0.0) << i << " " << j;
+        EXPECT_EQ(FormFactorPair(g, j, i, PairSettings{}).value, 0.0);
+      }
+  }
+}
+
+TEST(ExactVisibility, RoomWithABlockIsClosedAndReciprocal) {
+  // A closed room with a closed block floating in it: every patch of either sees only the two surfaces, so
+  // every row sums to 1; reciprocity holds to rounding because each pair is integrated once.
+  std::vector<std::vector<Vec3>> polygons = BoxFaces({0, 0, 0}, {1, 1, 1}, false);
+  for (auto &f : BoxFaces({0.3, 0.35, 0.2}, {0.7, 0.65, 0.6}, true)) polygons.push_back(f);
+  const Scene s = SceneOf(polygons);
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 1);
+  FormFactorCounters counters;
+  const std::vector<double> F = AllRows(s, g, counters);
+  const size_t n = g.patches.size();
+  double worstRow = 0, worstReciprocity = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double sum = 0;
+    for (size_t j = 0; j < n; ++j) {
+      sum += F[i * n + j];
+      const double a = g.patches[i].area * F[i * n + j], b = g.patches[j].area * F[j * n + i];
+      if (std::max(a, b) > 0) worstReciprocity = std::max(worstReciprocity, std::fabs(a - b) / std::max(a, b));
+    }
+    worstRow = std::max(worstRow, std::fabs(sum - 1));
+  }
+  EXPECT_LT(worstRow, 1e-6);
+  EXPECT_LT(worstReciprocity, 1e-9);
+  EXPECT_GT(counters.pairsOccluded, 100);
+  EXPECT_EQ(counters.rays, 0);
+  // Pairs whose cubature stopped at its cell limit are counted; here the few mostly blocked pairs whose
+  // tolerance is relative to a small value (they still agree with their mirror images to 1e-8).
+  EXPECT_LT(counters.pairsAtDepthLimit, counters.pairsOccluded / 10);
+}
+
+TEST(ExactVisibility, RowsDoNotDependOnThreadCount) {
+  std::vector<std::vector<Vec3>> polygons = BoxFaces({0, 0, 0}, {1, 1, 1}, false);
+  for (auto &f : BoxFaces({0.3, 0.35, 0.2}, {0.7, 0.65, 0.6}, true)) polygons.push_back(f);
+  const Scene s = SceneOf(polygons);
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 1);
+  std::vector<double> one, four;
+  FormFactorCounters counters;
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    one = AllRows(s, g, counters);
+  }
+  {
+    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 4);
+    four = AllRows(s, g, counters);
+  }
+  EXPECT_EQ(one, four);
+}
+
+TEST(ClosedSurfaces, WeldedOrSoupClosedOrientedBoxesOnly) {
+  const auto box = BoxFaces({0, 0, 0}, {1, 1, 1}, true);
+  for (bool closed : ClosedSurfaceFaces(SceneOf(box))) EXPECT_TRUE(closed);
+  // One face missing: the rest is open.
+  const auto open = std::vector<std::vector<Vec3>>(box.begin(), box.end() - 1);
+  for (bool closed : ClosedSurfaceFaces(SceneOf(open))) EXPECT_FALSE(closed);
+  // One face turned over: the orientation is not consistent.
+  auto flipped = box;
+  std::reverse(flipped[0].begin(), flipped[0].end());
+  for (bool closed : ClosedSurfaceFaces(SceneOf(flipped))) EXPECT_FALSE(closed);
+  // A closed box next to an open square: only the box is closed.
+  auto mixed = box;
+  mixed.push_back(RectZ(3, 4, 0, 1, 0, true));
+  const std::vector<bool> m = ClosedSurfaceFaces(SceneOf(mixed));
+  for (size_t f = 0; f < 6; ++f) EXPECT_TRUE(m[f]);
+  EXPECT_FALSE(m[6]);
+}
+
+TEST(ClosedSurfaces, SkippingBackFacesChangesNothing) {
+  // The room's block seen through its front faces only gives the factors of a block whose faces are all
+  // tested: the same scene with the block's faces made open (each split in two triangles with one corner
+  // nudged off the others' edges so that no edge is shared) must give the same matrix to the tolerance.
+  std::vector<std::vector<Vec3>> closedScene = BoxFaces({0, 0, 0}, {1, 1, 1}, false);
+  const auto block = BoxFaces({0.3, 0.35, 0.2}, {0.7, 0.65, 0.6}, true);
+  for (auto &f : block) closedScene.push_back(f);
+  std::vector<std::vector<Vec3>> openScene = BoxFaces({0, 0, 0}, {1, 1, 1}, false);
+  for (auto &f : block) openScene.push_back(f);
+  openScene.pop_back();  // the block's top loses a face: nothing of it is closed any more...
+  openScene.push_back(block.back());
+  openScene.back()[0].x += 1e-13;  // ...by a displacement far below any tolerance
+  const FormFactorGeometry gc = BuildFormFactorGeometry(SceneOf(closedScene), 0);
+  const FormFactorGeometry go = BuildFormFactorGeometry(SceneOf(openScene), 0);
+  ASSERT_TRUE(gc.occluders[8].closedSurface);
+  ASSERT_FALSE(go.occluders[8].closedSurface);
+  FormFactorCounters counters;
+  const std::vector<double> Fc = AllRows(SceneOf(closedScene), gc, counters);
+  const std::vector<double> Fo = AllRows(SceneOf(openScene), go, counters);
+  ASSERT_EQ(Fc.size(), Fo.size());
+  for (size_t e = 0; e < Fc.size(); ++e) EXPECT_NEAR(Fc[e], Fo[e], 1e-7) << e;
+}
+
+// The unit cube with every wall tiled by n x n squares facing in: nothing occludes anything, and the shaft
+// test must prove it for every pair, touching ones included (no false occlusion at shared edges). Every
+// entry of the rows asked for is compared with the exact rectangle-to-rectangle factor
+// (tests/exact_rectangles.h). n = 4 takes the face-pair lists, n = 20 (2400 polygons) the occluder BVH.
+void ExpectTiledCubeExact(int n, int rowStride) {
+  std::vector<std::vector<Vec3>> polygons;
+  std::vector<test::AxisRect> rects;
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side)
+      for (int a = 0; a < n; ++a)
+        for (int b = 0; b < n; ++b) {
+          const int u = (axis + 1) % 3, v = (axis + 2) % 3;
+          test::AxisRect r{axis, side == 0 ? 1 : -1, {}, {}};
+          r.lo[axis] = r.hi[axis] = side;
+          r.lo[u] = double(a) / n, r.hi[u] = double(a + 1) / n;
+          r.lo[v] = double(b) / n, r.hi[v] = double(b + 1) / n;
+          auto corner = [&](double cu, double cv) {
+            Vec3 p;
+            p[axis] = side, p[u] = cu, p[v] = cv;
+            return p;
+          };
+          // (u, v, axis) is right-handed: counter-clockwise in (u, v) faces +axis.
+          std::vector<Vec3> q = {corner(r.lo[u], r.lo[v]), corner(r.hi[u], r.lo[v]), corner(r.hi[u], r.hi[v]),
+                                 corner(r.lo[u], r.hi[v])};
+          if (r.sign < 0) std::reverse(q.begin(), q.end());
+          polygons.push_back(q);
+          rects.push_back(r);
+        }
+  const Scene s = SceneOf(polygons);
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+  EXPECT_EQ(g.hasFacePairCandidates, int(polygons.size()) <= kMaxFacesForFacePairCulling);
+  // Rows along a stride, and every face touching an edge of the cube (where shared edges meet).
+  std::vector<long long> rows;
+  for (size_t i = 0; i < rects.size(); ++i) {
+    const test::AxisRect &r = rects[i];
+    bool onEdge = false;
+    for (int a = 0; a < 3; ++a)
+      if (a != r.axis) onEdge = onEdge || r.lo[a] == 0 || r.hi[a] == 1;
+    if (i % rowStride == 0 || (onEdge && i % 7 == 0)) rows.push_back((long long)i);
+  }
+  EmbreeScene embree(s);
+  std::vector<double> F;
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  ComputeRowsCpu(g, embree, rows, FormFactorOptions{}, F, timers, counters, false);
+  const size_t N = rects.size();
+  double worst = 0;
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t j = 0; j < N; ++j) {
+      const size_t i = size_t(rows[r]);
+      const double exact = i == j ? 0.0 : test::AxisRectFF(rects[i], rects[j]);
+      worst = std::max(worst, std::fabs(F[r * N + j] - exact));
+    }
+  EXPECT_LT(worst, 1e-6) << "n = " << n;
+  EXPECT_EQ(counters.rays, 0);
+  EXPECT_EQ(counters.pairsOccluded, 0);
+  EXPECT_EQ(counters.pairsOverCapacity, 0);
+}
+
+TEST(ExactVisibility, TiledCubeMatchesCornerSuperpositionWithNoRay) {
+  ExpectTiledCubeExact(4, 1);
+  ExpectTiledCubeExact(20, 97);
+}
+
+}  // namespace
+}  // namespace rad
