@@ -26,21 +26,21 @@ def _g_parallel(x, y, c):
             - 0.5 * c * c * np.log(x * x + y * y + c * c)) / (2.0 * PI)
 
 
+def _corner_sum(g, x1, x2, y1, y2, xi1, xi2, eta1, eta2):
+    """The 16-corner superposition sum of a corner function g(x, y, xi, eta), per unit area of rectangle 1."""
+    tot = 0.0
+    for i, x in enumerate((x1, x2)):
+        for j, y in enumerate((y1, y2)):
+            for k, xi in enumerate((xi1, xi2)):
+                for l, eta in enumerate((eta1, eta2)):
+                    tot = tot + (-1.0) ** (i + j + k + l) * g(x, y, xi, eta)
+    return tot / ((x2 - x1) * (y2 - y1))
+
+
 def parallel(x1, x2, y1, y2, xi1, xi2, eta1, eta2, c):
     """F from rectangle [x1,x2]x[y1,y2] (plane z=0) to [xi1,xi2]x[eta1,eta2] (plane z=c), facing each
     other. All arguments broadcast (numpy arrays)."""
-    xs = (x1, x2)
-    ys = (y1, y2)
-    xis = (xi1, xi2)
-    etas = (eta1, eta2)
-    tot = 0.0
-    for i in range(2):
-        for j in range(2):
-            for k in range(2):
-                for l in range(2):
-                    s = (-1.0) ** (i + j + k + l)
-                    tot = tot + s * _g_parallel(xs[i] - xis[k], ys[j] - etas[l], c)
-    return tot / ((x2 - x1) * (y2 - y1))
+    return _corner_sum(lambda x, y, xi, eta: _g_parallel(x - xi, y - eta, c), x1, x2, y1, y2, xi1, xi2, eta1, eta2)
 
 
 def _g_perp(x, y, eta):
@@ -60,18 +60,7 @@ def _g_perp(x, y, eta):
 def perpendicular(x1, x2, y1, y2, xi1, xi2, eta1, eta2):
     """F from rectangle 1 = [x1,x2] (along the common line) x [y1,y2] (distance from the line in its plane)
     to rectangle 2 = [xi1,xi2] x [eta1,eta2] in the perpendicular plane (interior angle 90 degrees)."""
-    xs = (x1, x2)
-    ys = (y1, y2)
-    xis = (xi1, xi2)
-    etas = (eta1, eta2)
-    tot = 0.0
-    for i in range(2):
-        for j in range(2):
-            for k in range(2):
-                for l in range(2):
-                    s = (-1.0) ** (i + j + k + l)
-                    tot = tot + s * _g_perp(xs[i] - xis[k], ys[j], etas[l])
-    return tot / ((x2 - x1) * (y2 - y1))
+    return _corner_sum(lambda x, y, xi, eta: _g_perp(x - xi, y, eta), x1, x2, y1, y2, xi1, xi2, eta1, eta2)
 
 
 def wall_axes(w):
