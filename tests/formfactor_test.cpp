@@ -6,6 +6,7 @@
 #include "formfactor/pair.h"
 #include "formfactor/point_polygon.h"
 #include "formfactor/unoccluded.h"
+#include "exact_rectangles.h"
 #include "test_scenes.h"
 
 namespace rad {
@@ -104,6 +105,65 @@ TEST(Unoccluded, PerpendicularRectanglesOfOtherProportions) {
   EXPECT_NEAR(FaceToFace(s, 2, 0, 1) / PerpendicularRectangles(1.5, 0.4, 2) - 1, 0, 1e-4);
   // Reciprocity at the face level: A_floor F_fw = A_wall F_wf.
   EXPECT_NEAR(0.4 * 1.5 * FaceToFace(s, 2, 0, 1), 2 * 1.5 * FaceToFace(s, 2, 1, 0), 1e-6);
+}
+
+// One pair of input polygons as patches (subdiv 0): F from polygon 0 to polygon 1 and the evaluations spent.
+PairResult SinglePair(const Scene &s, double tolerance = 1e-5) {
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+  QuadratureSettings q;
+  q.relativeTolerance = tolerance;
+  return FormFactorPair(g, 0, 1, PairSettings{q});
+}
+
+TEST(Slivers, OpposedStripsOfAnyAspectMatchHowellC11) {
+  // L x 1 strips at distance 1: the cubature must see the ends of a strip 1e4 long (a rule sampling only its
+  // middle returns the infinite-strip value, 7e-5 off at L = 1e4 and 7e-4 at L = 1000).
+  for (double L : {1.0, 100.0, 1000.0, 1e4}) {
+    const PairResult r = SinglePair(SceneOf({RectZ(0, L, 0, 1, 0, true), RectZ(0, L, 0, 1, 1, false)}));
+    EXPECT_NEAR(r.value / ParallelRectangles(L, 1, 1) - 1, 0, 1e-5) << "aspect " << L;
+    EXPECT_FALSE(r.hitDepthLimit) << "aspect " << L;
+    EXPECT_LT(r.evaluations, 10000) << "aspect " << L;
+  }
+}
+
+TEST(Slivers, StripsSharingTheirLongEdgeMatchHowellC14) {
+  // L x 1 floor and L x 1 wall meeting at a right angle along their length L: the factor's derivative is
+  // singular along the whole shared edge and its limit depends on direction at the edge's two ends.
+  for (double L : {1.0, 100.0, 1000.0, 1e4}) {
+    const PairResult r = SinglePair(SceneOf({RectZ(0, 1, 0, L, 0, true), RectXPlus(0, 0, L, 0, 1)}));
+    EXPECT_NEAR(r.value / PerpendicularRectangles(L, 1, 1) - 1, 0, 1e-5) << "aspect " << L;
+    EXPECT_FALSE(r.hitDepthLimit) << "aspect " << L;
+    EXPECT_LT(r.evaluations, 10000) << "aspect " << L;
+  }
+}
+
+TEST(Slivers, StripsAcrossEachOtherAtRightAnglesMatchTheExactValue) {
+  // Two 100 x 1 strips crossing like a plus sign, 1 apart: the receiver's only nearby features are its long
+  // edges, which cross the emitter's length, so the middle of the emitter must be resolved, not its ends.
+  const Scene s = SceneOf({RectZ(-50, 50, -0.5, 0.5, 0, true), RectZ(-0.5, 0.5, -50, 50, 1, false)});
+  const double exact = test::ParallelRectFF<long double>(-50, 50, -0.5, 0.5, 0, -0.5, 0.5, -50, 50, 1);
+  const PairResult r = SinglePair(s);
+  EXPECT_NEAR(r.value / exact - 1, 0, 1e-5);
+  EXPECT_LT(r.evaluations, 10000);
+}
+
+TEST(Slivers, SliverTrianglesOfAStripSumToTheStrip) {
+  // The emitter strip of the C-11 pair cut along its diagonal, as STL files do: two triangles of aspect L.
+  for (double L : {100.0, 1e4}) {
+    const Scene s = SceneOf({{{0, 0, 0}, {L, 0, 0}, {L, 1, 0}}, {{0, 0, 0}, {L, 1, 0}, {0, 1, 0}},
+                             RectZ(0, L, 0, 1, 1, false)});
+    const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+    const PairResult lower = FormFactorPair(g, 0, 2, PairSettings{}), upper = FormFactorPair(g, 1, 2, PairSettings{});
+    EXPECT_NEAR((lower.value + upper.value) / 2 / ParallelRectangles(L, 1, 1) - 1, 0, 1e-5) << "aspect " << L;
+    EXPECT_LT(lower.evaluations + upper.evaluations, 20000) << "aspect " << L;
+  }
+}
+
+TEST(Slivers, APairThatCannotMeetTheToleranceSaysSo) {
+  // 1e-12 relative on a shared edge is beyond any cell budget: the limit must be reported, not hidden.
+  const PairResult r = SinglePair(SceneOf({RectZ(0, 1, 0, 100, 0, true), RectXPlus(0, 0, 100, 0, 1)}), 1e-12);
+  EXPECT_TRUE(r.hitDepthLimit);
+  EXPECT_NEAR(r.value / PerpendicularRectangles(100, 1, 1) - 1, 0, 1e-6);
 }
 
 TEST(Unoccluded, TrianglesAgreeWithTheQuadTheyTile) {
