@@ -246,6 +246,81 @@ TEST(ClosedSurfaces, SkippingBackFacesChangesNothing) {
   for (size_t e = 0; e < Fc.size(); ++e) EXPECT_NEAR(Fc[e], Fo[e], 1e-7) << e;
 }
 
+TEST(Interpenetration, CrossingIsToldFromTouching) {
+  const auto floor = RectZ(0, 4, 0, 4, 0, true);
+  auto contact = [&](std::vector<Vec3> q) { return PolygonsCross(floor, q); };
+  // A wall sunk through the middle of the floor crosses it; one standing on it, or meeting it along its edge,
+  // does not (a wall standing on the floor is a tee: the floor continues on both sides of its plane); one
+  // continuing past the floor's edge is a tee.
+  EXPECT_EQ(contact({{2, 1, -1}, {2, 3, -1}, {2, 3, 1}, {2, 1, 1}}), PolygonContact::kCross);
+  EXPECT_EQ(contact({{2, 1, 0}, {2, 3, 0}, {2, 3, 1}, {2, 1, 1}}), PolygonContact::kTee);
+  EXPECT_EQ(contact({{0, 0, 0}, {0, 4, 0}, {0, 4, 4}, {0, 0, 4}}), PolygonContact::kNone);
+  EXPECT_EQ(contact({{4, 0, -1}, {4, 4, -1}, {4, 4, 1}, {4, 0, 1}}), PolygonContact::kTee);
+  // Crossing the floor's plane beside it, or parallel to it, is not meeting it.
+  EXPECT_EQ(contact({{5, 1, -1}, {5, 3, -1}, {5, 3, 1}, {5, 1, 1}}), PolygonContact::kNone);
+  EXPECT_EQ(contact(RectZ(0, 4, 0, 4, 1, false)), PolygonContact::kNone);
+  // Tilted, through the interior or along an edge.
+  EXPECT_EQ(contact({{0, 0, -1}, {2, 0, 1}, {2, 2, 1}, {0, 2, -1}}), PolygonContact::kCross);
+  EXPECT_EQ(contact({{-1, -1, -1}, {1, -1, 1}, {1, 1, 1}, {-1, 1, -1}}), PolygonContact::kTee);  // through its edge
+}
+
+// A room [0,3]^3 whose floor is nine 1 x 1 tiles, and a closed block [lo,hi]^2 x [-h, h] sunk halfway into the
+// middle tile.
+std::vector<std::vector<Vec3>> RoomWithASunkBlock(double lo, double hi, double h) {
+  std::vector<std::vector<Vec3>> polygons;
+  auto room = BoxFaces({0, 0, 0}, {3, 3, 3}, false);
+  for (size_t k = 1; k < room.size(); ++k) polygons.push_back(room[k]);  // all but the floor
+  for (int x = 0; x < 3; ++x)
+    for (int y = 0; y < 3; ++y) polygons.push_back(RectZ(x, x + 1, y, y + 1, 0, true));
+  for (auto &f : BoxFaces({lo, lo, -h}, {hi, hi, h}, true)) polygons.push_back(f);
+  return polygons;
+}
+
+// Every row sum of the room with a sunk block against what each polygon's light can reach, in closed form:
+// the room's walls and the outer tiles see only the closed space above the floor (1), as does the block's
+// top; the block's bottom lies below the floor (0) and its sides half above it (0.5); the middle tile's part
+// outside the block sees the room (1 - the block's share of it).
+void ExpectSunkBlockRowsExact(const Scene &s, const FormFactorGeometry &g, double middleTileOpen) {
+  const int middleTile = 5 + 4, blockBottom = 14, blockTop = 15;
+  FormFactorOptions options;
+  options.pair.quadrature.relativeTolerance = 1e-7;
+  FormFactorCounters counters;
+  const std::vector<double> F = AllRows(s, g, counters, options);
+  const size_t n = g.patches.size();
+  for (size_t i = 0; i < n; ++i) {
+    double sum = 0;
+    for (size_t j = 0; j < n; ++j) sum += F[i * n + j];
+    const int face = g.patches[i].face;
+    double expected = 1;
+    if (face == middleTile) expected = middleTileOpen;
+    else if (face == blockBottom) expected = 0;
+    else if (face > blockTop) expected = 0.5;
+    EXPECT_NEAR(sum, expected, 1e-6) << "polygon " << face;
+  }
+  EXPECT_EQ(counters.rays, 0);
+}
+
+TEST(Interpenetration, BlockSunkIntoATileIsReportedAndItsRowsAreExact) {
+  // The block's four sides pass through the middle tile's interior.
+  const Scene s = SceneOf(RoomWithASunkBlock(1.25, 1.75, 0.25));
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+  EXPECT_EQ(g.interpenetrations.pairCount, 4);
+  ASSERT_EQ(g.interpenetrations.first.size(), 4u);
+  EXPECT_EQ(g.interpenetrations.first[0], std::make_pair(9, 16));
+  for (size_t f = 14; f < 20; ++f) EXPECT_FALSE(g.occluders[f].closedSurface) << "block face " << f;
+  ExpectSunkBlockRowsExact(s, g, 0.75);
+}
+
+TEST(Interpenetration, BlockSunkAlongTileEdgesLosesItsBackFaceShortcut) {
+  // The block's sides run along the middle tile's edges: tees, not reported, but the middle tile lies inside
+  // the closed block, and seen from there every face of the block faces away.
+  const Scene s = SceneOf(RoomWithASunkBlock(1, 2, 0.5));
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+  EXPECT_EQ(g.interpenetrations.pairCount, 0);
+  for (size_t f = 14; f < 20; ++f) EXPECT_FALSE(g.occluders[f].closedSurface) << "block face " << f;
+  ExpectSunkBlockRowsExact(s, g, 0);
+}
+
 // The unit cube with every wall tiled by n x n squares facing in: nothing occludes anything, and the shaft
 // test must prove it for every pair, touching ones included (no false occlusion at shared edges). Every
 // entry of the rows asked for is compared with the exact rectangle-to-rectangle factor

@@ -60,6 +60,23 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options) : o_(std::move(option
   threads_ = DefaultThreadsPerRank(o_.threads, &threadNote_);
 }
 
+// Polygons passing through each other are a mesh problem the user should know of: how many pairs, and the first
+// few by polygon number (0-based, as in /patches/face) and OBJ line.
+void FormFactorJob::ReportInterpenetrations() const {
+  const Interpenetrations &x = geometry_.interpenetrations;
+  if (WorldRank() != 0 || o_.quiet || x.pairCount == 0) return;
+  std::string list;
+  for (const auto &[f, g] : x.first) {
+    if (!list.empty()) list += ", ";
+    list += std::to_string(f) + " (line " + std::to_string(scene_.faces[size_t(f)].line) + ") and " +
+            std::to_string(g) + " (line " + std::to_string(scene_.faces[size_t(g)].line) + ")";
+  }
+  std::fprintf(stderr,
+               "radiosity: warning: %s: %lld pair(s) of polygons pass through each other, e.g. polygons %s; the "
+               "closed surfaces they belong to are treated as open\n",
+               o_.input.c_str(), static_cast<long long>(x.pairCount), list.c_str());
+}
+
 void FormFactorJob::Run() {
   tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads_));
   const int rank = WorldRank(), size = WorldSize();
@@ -109,6 +126,8 @@ void FormFactorJob::Run() {
     ComputeRowsCpu(geometry_, *embree, rows_, ff, local_, timers_, counters_, rank == 0 && !o_.quiet);
   }
 
+  ReportInterpenetrations();
+
   // Closure: each row's sum, reduced over ranks (sums are per row and sequential: thread-count independent).
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0;
   for (size_t r = 0; r < rows_.size(); ++r) {
@@ -138,7 +157,7 @@ void FormFactorJob::Run() {
                  totals_.pairsOverCapacity, kMaxPairOccluders, o_.shadowRays);
   if (rank == 0 && !o_.quiet && totals_.pairsAtDepthLimit > 0)
     std::fprintf(stderr,
-                 "radiosity: warning: %lld pair(s) stopped at the cubature's limit of %d triangles before "
+                 "radiosity: warning: %lld pair(s) stopped at the cubature's limit of %d cells before "
                  "--quadrature-tolerance %g\n",
                  totals_.pairsAtDepthLimit, kMaxCubatureCells, o_.tolerance);
 }
@@ -147,10 +166,10 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   Attributes a;
   a.strings["method"] =
       o_.visibility == "rays"
-          ? "contour integral (point-to-polygon) by adaptive Radon-7 cubature over the smaller patch, the other "
+          ? "contour integral (point-to-polygon) by adaptive Genz-Malik cubature over the smaller patch, the other "
             "entry by reciprocity; occlusion: shaft culling, then kernel-weighted stratified shadow rays (Embree "
             "on the CPU, the project's BVH on the GPU)"
-          : "contour integral (point-to-polygon) by adaptive Radon-7 cubature over the smaller patch, the other "
+          : "contour integral (point-to-polygon) by adaptive Genz-Malik cubature over the smaller patch, the other "
             "entry by reciprocity; occlusion: shaft culling, then for every cubature point the occluders' shadows "
             "cut out of the receiver and the contour integral taken over what is left (exact); pairs with more "
             "than 64 occluders by shadow rays";
@@ -172,6 +191,7 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.numbers["pairs_ray_traced"] = double(totals_.pairsRayTraced);
   a.numbers["pairs_over_occluder_capacity"] = double(totals_.pairsOverCapacity);
   a.numbers["pairs_at_cubature_depth_limit"] = double(totals_.pairsAtDepthLimit);
+  a.numbers["interpenetrating_polygon_pairs"] = double(geometry_.interpenetrations.pairCount);
   writer.WriteFormFactors(PatchCount(), rows_, local_, precision_, a);
 }
 

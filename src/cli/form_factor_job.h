@@ -64,6 +64,8 @@ class FormFactorJob {
   ClosureStats Closure() const { return closure_; }
 
  private:
+  void ReportInterpenetrations() const;
+
   FormFactorJobOptions o_;
   Distribution distribution_ = Distribution::kCyclic;
   Precision precision_ = Precision::kDouble;

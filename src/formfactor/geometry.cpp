@@ -24,7 +24,7 @@ int FindRoot(std::vector<int> &parent, int x) {
 }
 
 void AddOccluders(const Scene &scene, FormFactorGeometry &g) {
-  const std::vector<bool> closed = ClosedSurfaceFaces(scene);
+  const std::vector<bool> closed = ClosedSurfaceFaces(scene, g.interpenetrations.passedThrough);
   g.occludersOfFace.resize(scene.faces.size());
   for (size_t f = 0; f < scene.faces.size(); ++f) {
     const auto &c = scene.faces[f].corners;
@@ -79,7 +79,7 @@ void BuildFacePairCandidates(FormFactorGeometry &g) {
 
 }  // namespace
 
-std::vector<bool> ClosedSurfaceFaces(const Scene &scene) {
+std::vector<bool> ClosedSurfaceFaces(const Scene &scene, const std::vector<bool> &pierced) {
   const int nf = int(scene.faces.size());
   // Corners welded by exact position: a soup and a welded mesh of the same surface give the same answer.
   std::map<std::tuple<double, double, double>, int64_t> ids;
@@ -116,7 +116,7 @@ std::vector<bool> ClosedSurfaceFaces(const Scene &scene) {
   }
   std::vector<bool> rootClosed(nf, true);
   for (int f = 0; f < nf; ++f)
-    if (!local[f]) rootClosed[FindRoot(parent, f)] = false;
+    if (!local[f] || (size_t(f) < pierced.size() && pierced[size_t(f)])) rootClosed[FindRoot(parent, f)] = false;
   std::vector<bool> closed(nf);
   for (int f = 0; f < nf; ++f) closed[f] = rootClosed[FindRoot(parent, f)];
   return closed;
@@ -126,6 +126,7 @@ FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {
   FormFactorGeometry g;
   g.patches = MakePatches(scene, subdiv);
   g.faceCount = int(scene.faces.size());
+  g.interpenetrations = FindInterpenetrations(scene);
   AddOccluders(scene, g);
   if (g.faceCount <= kMaxFacesForFacePairCulling) {
     BuildFacePairCandidates(g);

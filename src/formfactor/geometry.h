@@ -7,6 +7,7 @@
 
 #include "accel/bvh.h"
 #include "formfactor/convex_polygon.h"
+#include "formfactor/interpenetration.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "util/hd.h"
@@ -38,6 +39,9 @@ struct FormFactorGeometry {
   // shaft (shaft_query.h), and the margin by which its single-precision boxes may fall short of the polygons.
   FlatBvh occluderBvh;
   double occluderBvhMargin = 0;
+  // Input polygons that pass through each other (interpenetration.h): reported, and their closed surfaces
+  // lose the back-face shortcut, since a patch may then lie inside one.
+  Interpenetrations interpenetrations;
 };
 
 // Above this many input polygons the face-pair lists (faces^3 work) are replaced by the occluder BVH.
@@ -46,7 +50,9 @@ constexpr int kMaxFacesForFacePairCulling = 256;
 FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv);
 
 // For each input polygon: whether it belongs to a closed, consistently oriented surface (Occluder::closedSurface).
-std::vector<bool> ClosedSurfaceFaces(const Scene &scene);
+// A surface with a polygon in `pierced` (one passing through, or passed through by, another polygon) does not
+// count as closed: a point on the piercing polygon may lie inside it.
+std::vector<bool> ClosedSurfaceFaces(const Scene &scene, const std::vector<bool> &pierced = {});
 
 RAD_HD RAD_INLINE ConvexPolygon PatchPolygon(const Patch &p) { return MakeConvexPolygon(p.corners, p.cornerCount); }
 

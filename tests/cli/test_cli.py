@@ -392,6 +392,27 @@ class TestExactVisibility(CliTestCase):
         rays = read_f(self.formfactors(scene, "rays", 0, 1, ["--visibility", "rays"]))
         self.assertGreater(abs(rays[0, 1] / self.CORNER_EXACT - 1), 1e-3, "rays are the approximate method")
 
+    def test_polygons_passing_through_each_other_are_reported(self):
+        # A square floor (polygon 0) and a closed unit block sunk halfway into it (polygons 1-6): its four sides
+        # cross the floor's interior. The warning names the count and the first pairs with their OBJ lines;
+        # the file carries the count.
+        path = self.path("sunk.obj")
+        with open(path, "w") as fh:
+            fh.write("v -2 -2 0\nv 3 -2 0\nv 3 3 0\nv -2 3 0\nf 1 2 3 4\n")
+            corners = [(x, y, z) for z in (-0.5, 0.5) for y in (0, 1) for x in (0, 1)]
+            for p in corners:
+                fh.write("v %g %g %g\n" % p)
+            for quad in ((1, 3, 4, 2), (5, 6, 8, 7), (1, 2, 6, 5), (3, 7, 8, 4), (1, 5, 7, 3), (2, 4, 8, 6)):
+                fh.write("f %d %d %d %d\n" % tuple(4 + k for k in quad))
+        out = self.path("sunk.h5")
+        proc = self.rad_ok(["formfactors", "--input", path, "--output", out, "--visibility", "exact"])
+        self.assertIn("4 pair(s) of polygons pass through each other", proc.stderr)
+        self.assertIn("polygons 0 (line 5) and 3 (line 16)", proc.stderr)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(attr_int(f["formfactors/F"].attrs["interpenetrating_polygon_pairs"]), 4)
+        quiet = self.rad_ok(["formfactors", "--input", path, "--output", out, "--quiet"])
+        self.assertNotIn("pass through", quiet.stderr)
+
     def write_tiled_cube(self, path, n, soup):
         """The unit cube, each wall n x n squares facing in; `soup`: every quad with its own corners."""
         verts, faces, index = [], [], {}
