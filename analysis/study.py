@@ -38,7 +38,8 @@ def Category(phase):
     # The acceleration structure exists for the shadow rays: it is part of the visibility cost.
     if any(k in p for k in ("visib", "ray", "acceleration", "bvh")):
         return "visibility"
-    if any(k in p for k in ("kernel", "unoccluded", "form factor")):
+    # The pair exchange delivers the kernel's results for pairs across ranks (each pair computed once).
+    if any(k in p for k in ("kernel", "unoccluded", "form factor", "pair exchange")):
         return "kernel"
     return "other"
 

@@ -77,8 +77,10 @@ void ExpectSameRows(const RowsOfBothBackends &r, const char *scene) {
   EXPECT_LE(worst, 0.02) << scene << ": largest difference of an entry";
   EXPECT_EQ(r.cpuCounters.pairsExchanging, r.kernelCounters.pairsExchanging) << scene;
   EXPECT_EQ(r.cpuCounters.pairsRayTraced, r.kernelCounters.pairsRayTraced) << scene;
-  EXPECT_EQ(r.cpuCounters.rays, r.kernelCounters.rays) << scene;
-  EXPECT_EQ(r.cpuCounters.evaluations, r.kernelCounters.evaluations) << scene;
+  // The CPU computes each unordered pair once (ComputesPair), the per-entry kernels every entry, and both
+  // entries of a pair cost the same: exactly half the work, for the same bits.
+  EXPECT_EQ(2 * r.cpuCounters.rays, r.kernelCounters.rays) << scene;
+  EXPECT_EQ(2 * r.cpuCounters.evaluations, r.kernelCounters.evaluations) << scene;
 }
 
 TEST(GpuBackendHost, PairKernelsReproduceCpuRowsOnAnalyticScenes) {
@@ -93,7 +95,7 @@ TEST(GpuBackendHost, PairKernelsReproduceCpuRowsOnAnalyticScenes) {
 TEST(GpuBackendHost, PairKernelsReproduceCpuRowsWithShadowRays) {
   // The sphere occludes many pairs: shadow rays decide most of the matrix's structure.
   const RowsOfBothBackends r = ComputeBoth(Load("cornell_sphere.obj"), 1, 16, VisibilityMethod::kRays);
-  EXPECT_GT(r.cpuCounters.rays, 10000);
+  EXPECT_GT(r.cpuCounters.rays, 5000);  // each unordered pair traced once
   ExpectSameRows(r, "cornell_sphere.obj");
 }
 

@@ -123,7 +123,8 @@ void FormFactorJob::Run() {
       geometry_ = BuildFormFactorGeometry(scene_, o_.subdiv);
       embree = std::make_unique<EmbreeScene>(scene_);
     }
-    ComputeRowsCpu(geometry_, *embree, rows_, ff, local_, timers_, counters_, rank == 0 && !o_.quiet);
+    const RowOwners owners{MPI_COMM_WORLD, patchCount, size, distribution_};
+    ComputeRowsCpu(geometry_, *embree, rows_, ff, local_, timers_, counters_, rank == 0 && !o_.quiet, &owners);
   }
 
   ReportInterpenetrations();

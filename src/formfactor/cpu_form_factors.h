@@ -1,6 +1,8 @@
 // Rows of F on the CPU cores of one rank: every entry's factor first (exact visibility included, pair.h), then
-// shadow rays with Embree for the pairs left to them (--visibility rays, or too many occluders). Each row is independent and computed by one thread,
-// with no floating-point reduction across threads, so the result does not depend on the thread count.
+// shadow rays with Embree for the pairs left to them (--visibility rays, or too many occluders). A pair whose
+// two rows are both here is computed once, from the row ComputesPair picks, which writes both entries; the
+// bits are those of computing each entry on its own, so neither the thread count nor the rank count shows.
+// No floating-point reduction crosses threads.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +10,7 @@
 
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
+#include "formfactor/pair_exchange.h"
 #include "formfactor/pair_result.h"
 #include "util/timers.h"
 
@@ -26,12 +29,18 @@ struct FormFactorCounters {
   long long pairsOccluded = 0;    // pairs integrated exactly over the visible part of the receiver
   long long pairsOverCapacity = 0;  // pairs with too many occluders for the exact kernel (left to rays)
   long long pairsAtDepthLimit = 0;  // pairs whose cubature stopped at its depth limit
-  long long rays = 0;
-  long long evaluations = 0;      // point-to-polygon contour evaluations
+  long long rays = 0;              // shadow rays traced (once per unordered pair computed)
+  long long evaluations = 0;      // point-to-polygon contour evaluations (once per unordered pair computed)
 
+  // Counts entry (i, j) of a computed pair, and its work.
   void Add(const PairResult &p) {
     evaluations += p.evaluations;
-    if (p.value > 0) ++pairsExchanging;
+    AddEntry(p, p.value);
+  }
+  // Counts entry (j, i) of a pair computed from row i: the same pair, no work of its own.
+  void AddReverse(const PairResult &p) { AddEntry(p, p.reverse); }
+  void AddEntry(const PairResult &p, double value) {
+    if (value > 0) ++pairsExchanging;
     if (p.occluded) ++pairsOccluded;
     if (p.overCapacity) ++pairsOverCapacity;
     if (p.hitDepthLimit) ++pairsAtDepthLimit;
@@ -47,10 +56,12 @@ struct FormFactorCounters {
   }
 };
 
-// Fills `out` (rows.size() x N, row-major) with F for the given rows. Phases go to `timers` as
-// "form-factor kernel" and "visibility rays".
+// Fills `out` (rows.size() x N, row-major) with F for the given rows (ascending). Phases go to `timers` as
+// "form-factor kernel", "visibility rays" and "pair exchange". With `owners`, the other rows are held by the
+// other ranks of owners->comm, each calling this collectively with its own rows, and pairs across two ranks
+// are computed once (pair_exchange.h); without, the given rows are all there is.
 void ComputeRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const std::vector<long long> &rows,
                     const FormFactorOptions &options, std::vector<double> &out, PhaseTimers &timers,
-                    FormFactorCounters &counters, bool showProgress);
+                    FormFactorCounters &counters, bool showProgress, const RowOwners *owners = nullptr);
 
 }  // namespace rad

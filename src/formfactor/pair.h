@@ -165,8 +165,16 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
   r.evaluations = u.evaluations;
   r.hitDepthLimit = u.hitDepthLimit;
   r.value = forward ? u.formFactor : u.formFactor * (e.area / x.area);
+  r.reverse = forward ? u.formFactor * (e.area / x.area) : u.formFactor;
   return r;
 }
+
+// Which of the two entries of an unordered pair {i, j} (i != j) computes it, when one process holds both rows:
+// (i, j) if i < j and i + j is even, or i > j and i + j is odd. The checkerboard gives every row about half of
+// its entries, whatever the row's number, so rows cost about the same. Exactly one of (i, j) and (j, i) is
+// chosen, and since FormFactorPair gives the same bits for an entry from either side, the choice never shows
+// in the results.
+RAD_HD RAD_INLINE bool ComputesPair(long long i, long long j) { return (i < j) == ((i + j) % 2 == 0); }
 
 inline PairResult FormFactorPair(const FormFactorGeometry &g, int i, int j, const PairSettings &s) {
   return FormFactorPair(ViewOf(g), i, j, s);
