@@ -321,6 +321,48 @@ TEST(Interpenetration, BlockSunkAlongTileEdgesLosesItsBackFaceShortcut) {
   ExpectSunkBlockRowsExact(s, g, 0);
 }
 
+TEST(PatchClusters, ClearingClustersChangesNoEntry) {
+  // A room with every wall tiled 8 x 8 (384 polygons: past the face-pair lists, so the occluder BVH and the
+  // clusters are used) and a floating block that occludes many pairs. One walk per cluster of coplanar tiles
+  // must clear exactly what the walks per pair clear: the matrix is the same bits with and without clusters,
+  // in both visibility methods, and the rows of the room's walls sum to 1 (exact).
+  std::vector<std::vector<Vec3>> polygons;
+  const int n = 8;
+  for (const auto &wall : BoxFaces({0, 0, 0}, {1, 1, 1}, false)) {
+    const Vec3 o = wall[0], du = (wall[1] - wall[0]) / n, dv = (wall[3] - wall[0]) / n;
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) {
+        const Vec3 c = o + du * b + dv * a;
+        polygons.push_back({c, c + du, c + du + dv, c + dv});
+      }
+  }
+  for (auto &f : BoxFaces({0.3, 0.35, 0.2}, {0.7, 0.65, 0.6}, true)) polygons.push_back(f);
+  const Scene s = SceneOf(polygons);
+  FormFactorGeometry clustered = BuildFormFactorGeometry(s, 0);
+  ASSERT_FALSE(clustered.hasFacePairCandidates);
+  EXPECT_LT(clustered.clusters.size(), clustered.patches.size() / 4);
+  FormFactorGeometry unclustered = clustered;
+  unclustered.clusters.clear();
+  for (VisibilityMethod method : {VisibilityMethod::kRays, VisibilityMethod::kExact}) {
+    FormFactorOptions options;
+    options.pair.visibility = method;
+    FormFactorCounters withClusters, without;
+    const std::vector<double> a = AllRows(s, clustered, withClusters, options);
+    const std::vector<double> b = AllRows(s, unclustered, without, options);
+    EXPECT_EQ(a, b);
+    EXPECT_GT(withClusters.pairsOccluded + withClusters.pairsRayTraced, 1000);
+    if (method != VisibilityMethod::kExact) continue;
+    const size_t np = clustered.patches.size();
+    double worst = 0;
+    for (size_t i = 0; i < 6 * n * n; ++i) {
+      double sum = 0;
+      for (size_t j = 0; j < np; ++j) sum += a[i * np + j];
+      worst = std::max(worst, std::fabs(sum - 1));
+    }
+    EXPECT_LT(worst, 1e-6);
+  }
+}
+
 // The unit cube with every wall tiled by n x n squares facing in: nothing occludes anything, and the shaft
 // test must prove it for every pair, touching ones included (no false occlusion at shared edges). Every
 // entry of the rows asked for is compared with the exact rectangle-to-rectangle factor

@@ -3,6 +3,8 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
+
 #include "formfactor/kernel_form_factors.h"
 #include "formfactor/pair.h"
 #include "formfactor/visibility.h"
@@ -36,13 +38,19 @@ void ComputeRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, cons
     Progress progress("form factors", (long long)local, showProgress);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, local, 1), [&](const tbb::blocked_range<size_t> &range) {
       FormFactorCounters &c = perThread.local();
+      std::vector<uint8_t> clear(size_t(n), 0);
+      const GeometryView view = ViewOf(g);
       for (size_t r = range.begin(); r != range.end(); ++r) {
         const int i = int(rows[r]);
         double *row = out.data() + r * size_t(n);
+        for (const PatchCluster &cluster : g.clusters) {  // one walk for a run of coplanar receivers
+          const uint8_t isClear = ClusterClearOfOccluders(view, g.patches[size_t(i)], cluster) ? 1 : 0;
+          std::fill_n(clear.begin() + cluster.first, cluster.count, isClear);
+        }
         for (int j = 0; j < n; ++j) {
           const bool held = localRow[size_t(j)] >= 0 || elsewhere(j);
           if (held && j != i && !ComputesPair(i, j)) continue;  // row j's computation writes it
-          const PairResult p = FormFactorPair(g, i, j, options.pair);
+          const PairResult p = FormFactorPair(view, i, j, options.pair, clear[size_t(j)] != 0);
           row[j] = p.value;
           c.Add(p);
           if (double *mirror = reverseEntry(i, j)) {

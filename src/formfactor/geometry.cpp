@@ -148,6 +148,7 @@ FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {
     }
     g.occluderBvh = BuildBvh(triangles);
     g.occluderBvhMargin = 1e-6 * extent;  // far above single precision's relative 6e-8
+    g.clusters = ClusterPatches(g.patches);
   }
   return g;
 }

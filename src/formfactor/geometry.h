@@ -8,6 +8,7 @@
 #include "accel/bvh.h"
 #include "formfactor/convex_polygon.h"
 #include "formfactor/interpenetration.h"
+#include "formfactor/patch_clusters.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "util/hd.h"
@@ -39,6 +40,8 @@ struct FormFactorGeometry {
   // shaft (shaft_query.h), and the margin by which its single-precision boxes may fall short of the polygons.
   FlatBvh occluderBvh;
   double occluderBvhMargin = 0;
+  // With the BVH: runs of coplanar patches, whose pairs with one patch are cleared by one walk (patch_clusters.h).
+  std::vector<PatchCluster> clusters;
   // Input polygons that pass through each other (interpenetration.h): reported, and their closed surfaces
   // lose the back-face shortcut, since a patch may then lie inside one.
   Interpenetrations interpenetrations;

@@ -141,7 +141,10 @@ RAD_HD RAD_INLINE bool IsCanonicalEmitter(const Patch &a, int ia, const Patch &b
   return a.area < b.area || (a.area == b.area && ia < ib);
 }
 
-RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, const PairSettings &s) {
+// `clearOfOccluders`: the caller has proved that no occluder reaches into the pair's shaft (a walk with a larger
+// shaft containing it found none, ClusterClearOfOccluders), so the pair's own walk is skipped.
+RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, const PairSettings &s,
+                                        bool clearOfOccluders = false) {
   PairResult r;
   const Patch &pi = g.patches[i], &pj = g.patches[j];
   if (i == j || pi.face == pj.face) return r;  // a planar face does not see itself
@@ -152,7 +155,7 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
 
   int32_t candidates[kMaxPairOccluders];
   const int capacity = s.visibility == VisibilityMethod::kExact ? kMaxPairOccluders : 0;
-  const int count = PairOccluders(g, e, x, cp, candidates, capacity);
+  const int count = clearOfOccluders ? 0 : PairOccluders(g, e, x, cp, candidates, capacity);
   UnoccludedResult u;
   if (count == 0 || count > capacity) {
     u = UnoccludedFormFactor(cp, e.normal, e.area, s.quadrature);
@@ -176,8 +179,20 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
 // in the results.
 RAD_HD RAD_INLINE bool ComputesPair(long long i, long long j) { return (i < j) == ((i + j) % 2 == 0); }
 
-inline PairResult FormFactorPair(const FormFactorGeometry &g, int i, int j, const PairSettings &s) {
-  return FormFactorPair(ViewOf(g), i, j, s);
+inline PairResult FormFactorPair(const FormFactorGeometry &g, int i, int j, const PairSettings &s,
+                                 bool clearOfOccluders = false) {
+  return FormFactorPair(ViewOf(g), i, j, s, clearOfOccluders);
+}
+
+// True when no occluder (other than of patch e's own polygon) reaches into the shaft between patch e and the
+// hull of cluster c (both clipped to the other's front), which contains the shaft of e and every patch of c.
+// A cluster that e cannot see is clear too (its pairs are 0). Only with the occluder BVH.
+inline bool ClusterClearOfOccluders(const GeometryView &g, const Patch &e, const PatchCluster &c) {
+  const ClippedPair cp = ClipPair(PatchPolygon(e), e.normal, c.hull, c.normal);
+  if (cp.emitter.n == 0) return true;
+  const Shaft shaft = MakeShaft(cp.emitter, e.normal, cp.receiver, c.normal);
+  int32_t none[1];
+  return ShaftOccludersBvh(g.occluderBvh, g.occluderBvhMargin, g.occluders, shaft, e.face, -1, none, 0) == 0;
 }
 
 }  // namespace rad

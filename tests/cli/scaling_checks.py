@@ -18,6 +18,7 @@ import numpy as np
 # not listed (e.g. a future GPU backend's) are only checked through the sums.
 KNOWN_PHASES = {"scene load": "I/O", "output I/O": "I/O", "image I/O": "I/O", "input I/O": "I/O",
                 "acceleration": "visibility", "visibility rays": "visibility", "unoccluded kernel": "kernel", "form-factor kernel": "kernel",
+                "pair exchange": "kernel",
                 "solve setup": "solve", "solve sweeps": "solve", "solve exchange": "solve", "render": "render"}
 
 

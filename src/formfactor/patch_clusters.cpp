@@ -1,0 +1,84 @@
+#include "formfactor/patch_clusters.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rad {
+
+namespace {
+
+struct Point2 {
+  double x, y;
+};
+
+double Turn(const Point2 &o, const Point2 &a, const Point2 &b) {
+  return (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+}
+
+// Convex hull of coplanar points (Andrew's monotone chain), counter-clockwise about `normal`, without
+// collinear corners; empty when it has more than `capacity` corners.
+ConvexPolygon Hull(const std::vector<Vec3> &points, Vec3 normal, int capacity) {
+  const Vec3 u = Normalize(std::fabs(normal.x) < 0.9 ? Cross(normal, Vec3{1, 0, 0}) : Cross(normal, Vec3{0, 1, 0}));
+  const Vec3 v = Cross(normal, u);
+  const Vec3 origin = points[0];
+  std::vector<std::pair<Point2, Vec3>> p;
+  for (const Vec3 &q : points) p.push_back({{Dot(q - origin, u), Dot(q - origin, v)}, q});
+  std::sort(p.begin(), p.end(), [](const auto &a, const auto &b) {
+    return a.first.x < b.first.x || (a.first.x == b.first.x && a.first.y < b.first.y);
+  });
+  std::vector<std::pair<Point2, Vec3>> hull(2 * p.size());
+  size_t k = 0;
+  for (size_t i = 0; i < p.size(); ++i) {  // lower chain
+    while (k >= 2 && Turn(hull[k - 2].first, hull[k - 1].first, p[i].first) <= 0) --k;
+    hull[k++] = p[i];
+  }
+  for (size_t i = p.size() - 1, lower = k + 1; i-- > 0;) {  // upper chain
+    while (k >= lower && Turn(hull[k - 2].first, hull[k - 1].first, p[i].first) <= 0) --k;
+    hull[k++] = p[i];
+  }
+  ConvexPolygon out;
+  if (k < 4 || int(k - 1) > capacity) return out;  // degenerate, or too many corners
+  for (size_t i = 0; i + 1 < k; ++i) out.v[out.n++] = hull[i].second;
+  return out;
+}
+
+bool Coplanar(const Patch &a, const Patch &b) {
+  if (Dot(a.normal, b.normal) < 1 - 1e-12) return false;
+  const double scale = std::sqrt(std::max(a.area, b.area));
+  for (int k = 0; k < b.cornerCount; ++k)
+    if (std::fabs(Dot(a.normal, b.corners[k] - a.corners[0])) > 1e-9 * scale) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<PatchCluster> ClusterPatches(const std::vector<Patch> &patches, int maxPatches) {
+  std::vector<PatchCluster> clusters;
+  const long long n = (long long)patches.size();
+  for (long long first = 0; first < n;) {
+    PatchCluster c;
+    c.first = first;
+    c.normal = patches[size_t(first)].normal;
+    c.hull = MakeConvexPolygon(patches[size_t(first)].corners, patches[size_t(first)].cornerCount);
+    std::vector<Vec3> corners(c.hull.v, c.hull.v + c.hull.n);
+    double area = patches[size_t(first)].area;
+    long long end = first + 1;
+    for (; end < n && end - first < maxPatches; ++end) {
+      const Patch &p = patches[size_t(end)];
+      if (!Coplanar(patches[size_t(first)], p)) break;
+      std::vector<Vec3> grown = corners;
+      grown.insert(grown.end(), p.corners, p.corners + p.cornerCount);
+      const ConvexPolygon hull = Hull(grown, c.normal, ConvexPolygon::kCapacity - 2);
+      if (hull.n == 0 || PolygonArea(hull) > 1.25 * (area + p.area)) break;
+      c.hull = hull;
+      corners.swap(grown);
+      area += p.area;
+    }
+    c.count = end - first;
+    clusters.push_back(c);
+    first = end;
+  }
+  return clusters;
+}
+
+}  // namespace rad
