@@ -207,20 +207,55 @@ TEST(Unoccluded, BackFacingAndCoplanarPairsAreExactlyZero) {
   EXPECT_EQ(FormFactorPair(g, 0, 2, PairSettings{q}).value, 0.0);
 }
 
-TEST(Unoccluded, WellSeparatedShortcutIsAccurate) {
-  // At the shortcut's threshold the single 7-point fan must stay within 3e-6 of the refined value.
+TEST(Unoccluded, FarFieldRulesHonourTheTolerance) {
+  // Pairs from touching-close to 20 emitter diameters apart, squares and triangles, tilted every way: whichever
+  // fixed rule (or none) the separation allows for a tolerance, the factor is within it of the refined value,
+  // and the cheaper rules are taken where they may (the 4-point rule far away at 1e-4). Triangles take none
+  // (cubature.h, AffineMaps): on them the degree-7 rule was 1.2e-5 off at 1.2 diameters and 1e-5 at 9.
   QuadratureSettings strict;
-  strict.relativeTolerance = 1e-10;
-  strict.wellSeparatedRatio = 1e30;  // never take the shortcut
-  QuadratureSettings normal;
-  for (double gap : {0.5, 0.6, 1.0}) {
-    const auto e = RectZ(0, 0.125, 0, 0.125, 0, true);
-    const auto r = RectZ(0.05, 0.175, 0, 0.125, gap, false);
-    const ClippedPair cp = ClipPair(MakeConvexPolygon(e.data(), 4), {0, 0, 1}, MakeConvexPolygon(r.data(), 4), {0, 0, -1});
-    const double ref = UnoccludedFormFactor(cp, {0, 0, 1}, 0.125 * 0.125, strict).formFactor;
-    const double fast = UnoccludedFormFactor(cp, {0, 0, 1}, 0.125 * 0.125, normal).formFactor;
-    EXPECT_NEAR(fast / ref - 1, 0, 3e-6) << "gap " << gap;
+  strict.relativeTolerance = 1e-12;
+  strict.wellSeparatedRatio = 1e30;  // never a fixed rule
+  const Vec3 square[4] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}};
+  const Vec3 triangle[3] = {{0, 0, 0}, {1, 0, 0}, {0.2, 0.9, 0}};
+  int cheapest = 1 << 30;
+  for (const ConvexPolygon &emitter : {MakeConvexPolygon(square, 4), MakeConvexPolygon(triangle, 3)})
+    for (double ratio : {0.5, 1.0, 1.7, 2.5, 4.0, 8.0, 20.0})
+      for (int conf = 0; conf < 12; ++conf) {
+        const double theta = 0.5 * conf, phi = 1.1 * conf, size = conf % 2 == 0 ? 0.4 : 2.5;
+        const Vec3 dir = Normalize(Vec3{std::sin(theta) * std::cos(phi) * 0.8, std::sin(theta) * std::sin(phi) * 0.8, 1});
+        const Vec3 nr = Normalize(Vec3{-dir.x + 0.4 * std::cos(conf), -dir.y, -dir.z});
+        const Vec3 u = Normalize(Cross(nr, Vec3{1, 0, 0})), v = Cross(nr, u);
+        const Vec3 c = Vec3{0.5, 0.5, 0} + dir * (ratio * 2 * 0.75 + 0.75 + size * 0.75);
+        const Vec3 h = u * (size / 2), k = v * (size / 2);
+        const Vec3 corners[4] = {c - h - k, c + h - k, c + h + k, c - h + k};
+        const ClippedPair cp = ClipPair(emitter, {0, 0, 1}, MakeConvexPolygon(corners, 4), nr);
+        if (cp.emitter.n == 0) continue;
+        const double reference = UnoccludedFormFactor(cp, {0, 0, 1}, 1, strict).formFactor;
+        for (double tolerance : {1e-4, 1e-5, 1e-6, 1e-8}) {
+          QuadratureSettings q;
+          q.relativeTolerance = tolerance;
+          const UnoccludedResult r = UnoccludedFormFactor(cp, {0, 0, 1}, 1, q);
+          EXPECT_NEAR(r.formFactor / reference - 1, 0, tolerance) << "ratio " << ratio << " conf " << conf << " corners " << emitter.n;
+          cheapest = std::min(cheapest, r.evaluations);
+        }
+      }
+  // Perpendicular squares whose planes meet along a line through both (tiles of two walls of a room, a few
+  // tiles apart along the corner): small factors, whose relative error a fixed rule would not meet.
+  for (double offset : {1.5, 2.0, 3.0, 5.0, 10.0}) {
+    const ClippedPair cp = ClipPair(MakeConvexPolygon(square, 4), {0, 0, 1},
+                                    MakeConvexPolygon(std::vector<Vec3>{{1, offset, 0}, {1, offset, 1},
+                                                                        {1, offset + 1, 1}, {1, offset + 1, 0}}
+                                                          .data(), 4),
+                                    {-1, 0, 0});
+    const double reference = UnoccludedFormFactor(cp, {0, 0, 1}, 1, strict).formFactor;
+    for (double tolerance : {1e-4, 1e-5, 1e-6}) {
+      QuadratureSettings q;
+      q.relativeTolerance = tolerance;
+      EXPECT_NEAR(UnoccludedFormFactor(cp, {0, 0, 1}, 1, q).formFactor / reference - 1, 0, tolerance)
+          << "offset " << offset;
+    }
   }
+  EXPECT_EQ(cheapest, 4);
 }
 
 }  // namespace

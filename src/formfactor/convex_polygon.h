@@ -48,16 +48,19 @@ RAD_HD RAD_INLINE ConvexPolygon ClipToHalfSpace(const ConvexPolygon &poly, Vec3 
   return out;
 }
 
-RAD_HD RAD_INLINE double PolygonArea(const ConvexPolygon &p) {
+// Twice the area times the unit normal about which the corners run counter-clockwise.
+RAD_HD RAD_INLINE Vec3 PolygonNormal(const ConvexPolygon &p) {
   Vec3 s;
   for (int k = 1; k + 1 < p.n; ++k) s += Cross(p.v[k] - p.v[0], p.v[k + 1] - p.v[0]);
-  return 0.5 * Length(s);
+  return s;
 }
+
+RAD_HD RAD_INLINE double PolygonArea(const ConvexPolygon &p) { return 0.5 * Length(PolygonNormal(p)); }
 
 RAD_HD RAD_INLINE double PolygonDiameter(const ConvexPolygon &p) {
   double d2 = 0;
   for (int a = 0; a < p.n; ++a)
-    for (int b = a + 1; b < p.n; ++b) d2 = fmax(d2, LengthSquared(p.v[a] - p.v[b]));
+    for (int b = a + 1; b < p.n; ++b) d2 = Larger(d2, LengthSquared(p.v[a] - p.v[b]));
   return sqrt(d2);
 }
 

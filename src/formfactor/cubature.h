@@ -29,9 +29,9 @@ struct QuadratureSettings {
   double relativeTolerance = 1e-5;  // on each pair's value (the accepted degree-7 values are far better)
   double absoluteTolerance = 1e-13; // per unit emitter area: a floor, so that pairs with F ~ 0 do not refine forever
   int maxDepth = 48;                // halvings of one cell (a safety bound; a cell 2^-24 wide in u and in v)
-  // Pairs farther apart than this many emitter diameters take the unrefined degree-7 rule: its relative error
-  // falls like (size/distance)^8 and was measured below 3e-6 at a ratio of 2 (tests check it).
-  double wellSeparatedRatio = 2.5;
+  // Pairs at least this many emitter diameters apart may take a fixed rule without refinement, the cheapest
+  // whose error at their separation is within the tolerance (FarFieldPoints); 1e30 turns that off.
+  double wellSeparatedRatio = 1.0;
 };
 
 // The refinement stops when the estimates add up to this fraction of the tolerance. The degree-5 rule's error
@@ -187,24 +187,92 @@ RAD_HD inline double FeatureDistance(Vec3 x, Vec3 t, const ConvexPolygon &receiv
   double nearest = 1e300;
   for (int k = 0; k < receiver.n; ++k) {
     const Vec3 a = receiver.v[k], edge = receiver.v[(k + 1) % receiver.n] - a;
-    nearest = fmin(nearest, Length(x - a));
+    nearest = Smaller(nearest, Length(x - a));
     const double length2 = LengthSquared(edge);
     if (!(length2 > 0)) continue;
     const double sine = Length(Cross(edge, t)) / sqrt(length2);
     if (sine < 1e-6) continue;  // parallel: only its corners count
-    const double along = fmin(fmax(Dot(x - a, edge) / length2, 0.0), 1.0);
-    nearest = fmin(nearest, Length(x - (a + edge * along)) / sine);
+    const double along = Smaller(Larger(Dot(x - a, edge) / length2, 0.0), 1.0);
+    nearest = Smaller(nearest, Length(x - (a + edge * along)) / sine);
   }
   return nearest;
 }
 
 }  // namespace cubature
 
+// Points per map of the cheapest fixed rule whose relative error on a pair `ratio` emitter diameters apart
+// (gap between bounding spheres over the emitter's diameter) stays within `safety` x `tolerance`; 0 when none
+// does and the cubature must adapt. Worst relative errors measured over pairs of squares in all orientations
+// and size ratios 0.3-3 (radiosity_bench_far_field, jobs/bench/far_field.cpp, prints them), bounded
+// by the power laws below: the Gauss product rules 2 x 2 (1.5e-3 R^-3; measured 1.0e-3 at R = 1, 6.4e-7 at
+// 10) and 3 x 3 (3e-5 R^-4.5; 1.9e-5, 2.8e-10), and the degree-7 rule (1e-6 R^-5.3; 5.7e-7, 2.5e-13).
+RAD_HD RAD_INLINE int FarFieldPoints(double ratio, double tolerance, double safety) {
+  const double target = safety * tolerance;
+  if (1.5e-3 * pow(ratio, -3.0) <= target) return 4;
+  if (3e-5 * pow(ratio, -4.5) <= target) return 9;
+  if (1e-6 * pow(ratio, -5.3) <= target) return 17;
+  return 0;
+}
+
+namespace cubature {
+
+// The m x m Gauss-Legendre product rule (m = 2 or 3) over every map of the polygon.
+template <class F>
+RAD_HD inline double GaussProduct(const QuadMap *maps, int mapCount, int m, const F &f) {
+  const double x2[2] = {0.21132486540518712, 0.78867513459481288}, w2[2] = {0.5, 0.5};
+  const double x3[3] = {0.11270166537925831, 0.5, 0.88729833462074169},
+               w3[3] = {5.0 / 18, 8.0 / 18, 5.0 / 18};
+  const double *x = m == 2 ? x2 : x3, *w = m == 2 ? w2 : w3;
+  double sum = 0;
+  for (int k = 0; k < mapCount; ++k)
+    for (int a = 0; a < m; ++a)
+      for (int b = 0; b < m; ++b) sum += w[a] * w[b] * f(maps[k].At(x[a], x[b])) * maps[k].AreaElement(x[a], x[b]);
+  return sum;
+}
+
+}  // namespace cubature
+
+// True when every map of the polygon is affine (a parallelogram): the fixed rules' error bounds were measured
+// on those. A bilinear map turns a smooth integrand of degree k into one of degree 2k in (u, v), so on a
+// triangle (a quadrilateral collapsed at its apex) the degree-7 rule was measured 1e-5 off at 9 diameters;
+// such emitters keep the adaptive cubature, whose error estimate sees it.
+RAD_HD inline bool AffineMaps(const ConvexPolygon &domain) {
+  cubature::QuadMap maps[cubature::kMaxMaps];
+  const int mapCount = cubature::MakeMaps(domain, maps);
+  for (int k = 0; k < mapCount; ++k) {
+    const cubature::QuadMap &m = maps[k];
+    const Vec3 twist = m.p00 + m.p11 - m.p10 - m.p01;  // the uv term of the map
+    if (LengthSquared(twist) > 1e-24 * (LengthSquared(m.p10 - m.p00) + LengthSquared(m.p01 - m.p00))) return false;
+  }
+  return true;
+}
+
+// Integral of f(x) dA over `domain` by the fixed rule of FarFieldPoints (4, 9 or 17 points per map).
+template <class F>
+RAD_HD inline CubatureResult FixedRuleIntegral(const ConvexPolygon &domain, int points, const F &f) {
+  CubatureResult result;
+  cubature::QuadMap maps[cubature::kMaxMaps];
+  const int mapCount = cubature::MakeMaps(domain, maps);
+  if (points == 17) {
+    for (int k = 0; k < mapCount; ++k) {
+      cubature::Cell c{};
+      c.u1 = c.v1 = 1;
+      result.evaluations += cubature::Evaluate(c, maps[k], f);
+      result.integral += c.value;
+    }
+    return result;
+  }
+  const int m = points == 4 ? 2 : 3;
+  result.integral = cubature::GaussProduct(maps, mapCount, m, f);
+  result.evaluations = mapCount * m * m;
+  return result;
+}
+
 // Integral of f(x) dA over `domain`; `receiver` is what f looks at (its corners and edges are where f can
-// change along a long cell). With `refine` false, the unrefined rule over the graded cells.
+// change along a long cell).
 template <class F>
 RAD_HD inline CubatureResult AdaptivePolygonIntegral(const ConvexPolygon &domain, const ConvexPolygon &receiver,
-                                                     const QuadratureSettings &settings, const F &f, bool refine) {
+                                                     const QuadratureSettings &settings, const F &f) {
   using cubature::Cell;
   using cubature::QuadMap;
   CubatureResult result;
@@ -247,7 +315,7 @@ RAD_HD inline CubatureResult AdaptivePolygonIntegral(const ConvexPolygon &domain
       if (cells[k].error > worstError) worstError = cells[k].error, worst = k;
     }
     result.integral = integral;
-    if (!refine || count == 0) return result;
+    if (count == 0) return result;
     if (error <= kEstimateSafety * (settings.relativeTolerance * fabs(integral) + floor)) return result;
     if (cells[worst].depth + 1 > settings.maxDepth || count + 1 > kMaxCubatureCells) {
       result.hitDepthLimit = true;

@@ -123,7 +123,7 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
   const UnoccludedResult open = UnoccludedFormFactor(cp, emitter.normal, emitter.area, q);
   QuadratureSettings pieceSettings = q;
   pieceSettings.absoluteTolerance =
-      fmax(q.absoluteTolerance, q.relativeTolerance * open.formFactor * emitter.area / PolygonArea(cp.emitter));
+      Larger(q.absoluteTolerance, q.relativeTolerance * open.formFactor * emitter.area / PolygonArea(cp.emitter));
   UnoccludedResult total;
   total.evaluations = open.evaluations;
   for (int p = 0; p < pieceCount; ++p) {

@@ -62,18 +62,23 @@ std::vector<PatchCluster> ClusterPatches(const std::vector<Patch> &patches, int 
     c.hull = MakeConvexPolygon(patches[size_t(first)].corners, patches[size_t(first)].cornerCount);
     std::vector<Vec3> corners(c.hull.v, c.hull.v + c.hull.n);
     double area = patches[size_t(first)].area;
+    // Grow while coplanar and the hull has room; keep the longest run whose hull is tight (rows of tiles in
+    // file order are tight only once a row is complete, so the check cannot stop at the first loose hull).
     long long end = first + 1;
+    ConvexPolygon tightHull = c.hull;
+    long long tightEnd = end;
     for (; end < n && end - first < maxPatches; ++end) {
       const Patch &p = patches[size_t(end)];
       if (!Coplanar(patches[size_t(first)], p)) break;
-      std::vector<Vec3> grown = corners;
-      grown.insert(grown.end(), p.corners, p.corners + p.cornerCount);
-      const ConvexPolygon hull = Hull(grown, c.normal, ConvexPolygon::kCapacity - 2);
-      if (hull.n == 0 || PolygonArea(hull) > 1.25 * (area + p.area)) break;
-      c.hull = hull;
-      corners.swap(grown);
+      corners.insert(corners.end(), p.corners, p.corners + p.cornerCount);
+      const ConvexPolygon hull = Hull(corners, c.normal, ConvexPolygon::kCapacity - 2);
+      if (hull.n == 0) break;
+      corners.assign(hull.v, hull.v + hull.n);  // the hull of the hull and the next patch is the next hull
       area += p.area;
+      if (PolygonArea(hull) <= 1.25 * area) tightHull = hull, tightEnd = end + 1;
     }
+    c.hull = tightHull;
+    end = tightEnd;
     c.count = end - first;
     clusters.push_back(c);
     first = end;

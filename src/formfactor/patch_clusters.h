@@ -17,9 +17,10 @@ struct PatchCluster {
   Vec3 normal;
 };
 
-// Consecutive patches are grouped while they are coplanar, at most `maxPatches` of them, their hull has room
-// for clipping (at most ConvexPolygon::kCapacity - 2 corners) and covers at most 1.25 times their area (a
-// hull much larger than its patches would find occluders its patches' shafts do not reach).
-std::vector<PatchCluster> ClusterPatches(const std::vector<Patch> &patches, int maxPatches = 64);
+// Consecutive patches are grouped while they are coplanar, at most `maxPatches` of them, and their hull has
+// room for clipping (at most ConvexPolygon::kCapacity - 2 corners); of such a run, the longest start whose
+// hull covers at most 1.25 times its patches' area is a cluster (a hull much larger than its patches would
+// find occluders its patches' shafts do not reach). A wall of n x n tiles in row order becomes one cluster.
+std::vector<PatchCluster> ClusterPatches(const std::vector<Patch> &patches, int maxPatches = 1024);
 
 }  // namespace rad

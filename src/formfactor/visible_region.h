@@ -53,9 +53,6 @@ struct ReceiverFrame {
 
 namespace visible_detail {
 
-// Plain comparisons: fmin/fmax are library calls on the host (they order NaNs), and no NaN reaches here.
-RAD_HD RAD_INLINE double Lo(double a, double b) { return a < b ? a : b; }
-RAD_HD RAD_INLINE double Hi(double a, double b) { return a > b ? a : b; }
 RAD_HD RAD_INLINE double Cross2(Point2 a, Point2 b) { return a.x * b.y - a.y * b.x; }
 RAD_HD RAD_INLINE Point2 Sub2(Point2 a, Point2 b) { return {a.x - b.x, a.y - b.y}; }
 RAD_HD RAD_INLINE double Length2(Point2 a) { return sqrt(a.x * a.x + a.y * a.y); }
@@ -63,8 +60,8 @@ RAD_HD RAD_INLINE double Length2(Point2 a) { return sqrt(a.x * a.x + a.y * a.y);
 RAD_HD RAD_INLINE void UpdateBounds(Polygon2 &p) {
   p.lo = p.hi = p.v[0];
   for (int k = 1; k < p.n; ++k) {
-    p.lo.x = Lo(p.lo.x, p.v[k].x), p.lo.y = Lo(p.lo.y, p.v[k].y);
-    p.hi.x = Hi(p.hi.x, p.v[k].x), p.hi.y = Hi(p.hi.y, p.v[k].y);
+    p.lo.x = Smaller(p.lo.x, p.v[k].x), p.lo.y = Smaller(p.lo.y, p.v[k].y);
+    p.hi.x = Larger(p.hi.x, p.v[k].x), p.hi.y = Larger(p.hi.y, p.v[k].y);
   }
 }
 
@@ -121,8 +118,8 @@ RAD_HD RAD_INLINE Coverage CoverageOfEdge(Point2 p, Point2 q, const Polygon2 &b,
   Coverage c;
   const Point2 d = Sub2(q, p);
   const double len = Length2(d);
-  if (Hi(p.x, q.x) < b.lo.x - tolerance || Lo(p.x, q.x) > b.hi.x + tolerance ||
-      Hi(p.y, q.y) < b.lo.y - tolerance || Lo(p.y, q.y) > b.hi.y + tolerance)
+  if (Larger(p.x, q.x) < b.lo.x - tolerance || Smaller(p.x, q.x) > b.hi.x + tolerance ||
+      Larger(p.y, q.y) < b.lo.y - tolerance || Smaller(p.y, q.y) > b.hi.y + tolerance)
     return c;
   double t0 = 0, t1 = 1;
   bool sameDirection = false;
@@ -141,8 +138,8 @@ RAD_HD RAD_INLINE Coverage CoverageOfEdge(Point2 p, Point2 q, const Polygon2 &b,
     if (fp < 0 && fq < 0) return Coverage{};
     if (fp >= 0 && fq >= 0) continue;
     const double tc = fp / (fp - fq);
-    if (fp < 0) t0 = Hi(t0, tc);
-    else t1 = Lo(t1, tc);
+    if (fp < 0) t0 = Larger(t0, tc);
+    else t1 = Smaller(t1, tc);
   }
   if (!(t1 - t0 > tolerance / len)) return Coverage{};
   c.t0 = t0;
@@ -201,7 +198,7 @@ RAD_HD inline Polygon2 ShadowOnReceiver(const ReceiverFrame &f, Vec3 x, double h
   if (shadow.n > 0) {
     UpdateBounds(shadow);
     // A shadow narrower than the tolerance (an occluder seen edge-on) hides nothing.
-    const double extent = Hi(shadow.hi.x - shadow.lo.x, shadow.hi.y - shadow.lo.y);
+    const double extent = Larger(shadow.hi.x - shadow.lo.x, shadow.hi.y - shadow.lo.y);
     if (!(SignedArea2(shadow) > f.tolerance * extent)) shadow.n = 0;
   }
   return shadow;
@@ -270,8 +267,8 @@ RAD_HD inline double PointToVisibleReceiver(Vec3 x, Vec3 nx, const ReceiverFrame
       };
       double cursor = plusLo;
       for (int m = 0; m < minusCount && cursor < plusHi; ++m) {
-        if (minus[m].lo > cursor) emit(cursor, Lo(minus[m].lo, plusHi));
-        cursor = Hi(cursor, minus[m].hi);
+        if (minus[m].lo > cursor) emit(cursor, Smaller(minus[m].lo, plusHi));
+        cursor = Larger(cursor, minus[m].hi);
       }
       if (cursor < plusHi) emit(cursor, plusHi);
     }

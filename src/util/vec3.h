@@ -32,7 +32,11 @@ RAD_HD RAD_INLINE Vec3 Cross(Vec3 a, Vec3 b) {
 RAD_HD RAD_INLINE double LengthSquared(Vec3 a) { return Dot(a, a); }
 RAD_HD RAD_INLINE double Length(Vec3 a) { return sqrt(Dot(a, a)); }
 RAD_HD RAD_INLINE Vec3 Normalize(Vec3 a) { return a / Length(a); }
-RAD_HD RAD_INLINE Vec3 Min(Vec3 a, Vec3 b) { return {fmin(a.x, b.x), fmin(a.y, b.y), fmin(a.z, b.z)}; }
-RAD_HD RAD_INLINE Vec3 Max(Vec3 a, Vec3 b) { return {fmax(a.x, b.x), fmax(a.y, b.y), fmax(a.z, b.z)}; }
+// Comparisons, not fmin/fmax: g++ without -ffast-math calls libm for those (their NaN rules), and these run
+// in the innermost loops (shafts, boxes); inputs are finite (the loaders reject the rest).
+RAD_HD RAD_INLINE double Smaller(double a, double b) { return b < a ? b : a; }
+RAD_HD RAD_INLINE double Larger(double a, double b) { return b > a ? b : a; }
+RAD_HD RAD_INLINE Vec3 Min(Vec3 a, Vec3 b) { return {Smaller(a.x, b.x), Smaller(a.y, b.y), Smaller(a.z, b.z)}; }
+RAD_HD RAD_INLINE Vec3 Max(Vec3 a, Vec3 b) { return {Larger(a.x, b.x), Larger(a.y, b.y), Larger(a.z, b.z)}; }
 
 }  // namespace rad
