@@ -222,7 +222,8 @@ TEST(Unoccluded, FarFieldRulesHonourTheTolerance) {
     for (double ratio : {0.5, 1.0, 1.7, 2.5, 4.0, 8.0, 20.0})
       for (int conf = 0; conf < 12; ++conf) {
         const double theta = 0.5 * conf, phi = 1.1 * conf, size = conf % 2 == 0 ? 0.4 : 2.5;
-        const Vec3 dir = Normalize(Vec3{std::sin(theta) * std::cos(phi) * 0.8, std::sin(theta) * std::sin(phi) * 0.8, 1});
+        const Vec3 dir =
+            Normalize(Vec3{std::sin(theta) * std::cos(phi) * 0.8, std::sin(theta) * std::sin(phi) * 0.8, 1});
         const Vec3 nr = Normalize(Vec3{-dir.x + 0.4 * std::cos(conf), -dir.y, -dir.z});
         const Vec3 u = Normalize(Cross(nr, Vec3{1, 0, 0})), v = Cross(nr, u);
         const Vec3 c = Vec3{0.5, 0.5, 0} + dir * (ratio * 2 * 0.75 + 0.75 + size * 0.75);
@@ -235,7 +236,8 @@ TEST(Unoccluded, FarFieldRulesHonourTheTolerance) {
           QuadratureSettings q;
           q.relativeTolerance = tolerance;
           const UnoccludedResult r = UnoccludedFormFactor(cp, {0, 0, 1}, 1, q);
-          EXPECT_NEAR(r.formFactor / reference - 1, 0, tolerance) << "ratio " << ratio << " conf " << conf << " corners " << emitter.n;
+          EXPECT_NEAR(r.formFactor / reference - 1, 0, tolerance)
+              << "ratio " << ratio << " conf " << conf << " corners " << emitter.n;
           cheapest = std::min(cheapest, r.evaluations);
         }
       }

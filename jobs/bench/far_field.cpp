@@ -44,7 +44,8 @@ int main() {
       if (cp.emitter.n != 4 || cp.receiver.n != 4) continue;  // only whole pairs: R is theirs
       const double reference = UnoccludedFormFactor(cp, normal, 1, strict).formFactor;
       if (!(reference > 0)) continue;
-      for (int r = 0; r < 3; ++r) worst[r] = std::fmax(worst[r], std::fabs(Fixed(cp, normal, points[r]) / reference - 1));
+      for (int r = 0; r < 3; ++r)
+        worst[r] = std::fmax(worst[r], std::fabs(Fixed(cp, normal, points[r]) / reference - 1));
     }
     std::printf("%6.1f %12.2e %12.2e %12.2e %12.2e %12.2e %12.2e\n", ratio, worst[0], 1.5e-3 * std::pow(ratio, -3.0),
                 worst[1], 3e-5 * std::pow(ratio, -4.5), worst[2], 1e-6 * std::pow(ratio, -5.3));

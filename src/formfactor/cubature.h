@@ -143,7 +143,8 @@ RAD_HD RAD_INLINE Cell Halve(Cell &c, int axis) {
 template <class F>
 RAD_HD inline int Evaluate(Cell &c, const QuadMap &m, const F &f) {
   // Genz & Malik's points on [-1,1]^2 and weights (summing to 1 over the points of each rule), for n = 2.
-  const double l2 = 0.35856858280031809, l3 = 0.94868329805051380, l5 = 0.68824720161168529;  // sqrt(9/70), sqrt(9/10), sqrt(9/19)
+  // sqrt(9/70), sqrt(9/10) (Genz-Malik's lambda3 and lambda4), sqrt(9/19)
+  const double l2 = 0.35856858280031809, l3 = 0.94868329805051380, l5 = 0.68824720161168529;
   const double w1 = -3816.0 / 19683, w2 = 980.0 / 6561, w3 = 1020.0 / 19683, w4 = 200.0 / 19683,
                w5 = 6859.0 / 78732;
   const double e1 = -971.0 / 729, e2 = 245.0 / 486, e3 = 65.0 / 1458, e4 = 25.0 / 729;

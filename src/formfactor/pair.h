@@ -115,7 +115,6 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
     }
   }
   const ReceiverFrame frame = MakeReceiverFrame(cp.receiver, receiver.normal);
-  const VisibleReceiverFactor f{&frame, &cp.receiver, emitter.normal, g.occluders, candidates, count};
   // The tolerance is relative to the pair's unoccluded factor: a pair that is 99.9 % blocked owes the rows it
   // belongs to an error relative to the light it could carry, not to the little that gets through (refining
   // that to 1e-5 of itself took most of the exact kernel's time on the reference scene, and it still stopped
@@ -128,6 +127,17 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
   total.evaluations = open.evaluations;
   for (int p = 0; p < pieceCount; ++p) {
     const ClippedPair piece{pieces[p], cp.receiver};
+    // A piece is smaller than the emitter: of the pair's occluders, only those reaching into the piece's own
+    // shaft can cast a shadow from it (the order is kept, so coincident edges are decided as before).
+    int32_t pieceCandidates[kMaxPairOccluders];
+    int pieceOccluders = 0;
+    const Shaft shaft = MakeShaft(pieces[p], emitter.normal, cp.receiver, receiver.normal);
+    for (int c = 0; c < count; ++c) {
+      const Occluder &o = g.occluders[candidates[c]];
+      if (ShaftMayBeBlockedBy(shaft, o.polygon.v, o.polygon.n, o.normal))
+        pieceCandidates[pieceOccluders++] = candidates[c];
+    }
+    const VisibleReceiverFactor f{&frame, &cp.receiver, emitter.normal, g.occluders, pieceCandidates, pieceOccluders};
     const UnoccludedResult r = AdaptiveEmitterIntegral(piece, emitter.area, pieceSettings, f, false);
     total.formFactor += r.formFactor;
     total.evaluations += r.evaluations;

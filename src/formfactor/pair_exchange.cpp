@@ -44,7 +44,8 @@ void ExchangeReverseEntries(const RowOwners &owners, const std::vector<long long
   for (size_t r = 0; r < rows.size(); ++r) {
     size_t k = 0;
     for (long long j = 0; j < n; ++j)
-      if (owner[size_t(j)] != rank && ComputesPair(rows[r], j)) send[size_t(owner[size_t(j)])].push_back(computed[r][k++]);
+      if (owner[size_t(j)] != rank && ComputesPair(rows[r], j))
+        send[size_t(owner[size_t(j)])].push_back(computed[r][k++]);
     std::vector<double>().swap(computed[r]);
   }
   // Ring order: in step s every rank sends to rank + s and receives from rank - s, so each step pairs all ranks.
