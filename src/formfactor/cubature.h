@@ -207,6 +207,18 @@ RAD_HD inline double FeatureDistance(Vec3 x, Vec3 t, const ConvexPolygon &receiv
 // and size ratios 0.3-3 (radiosity_bench_far_field, jobs/bench/far_field.cpp, prints them), bounded
 // by the power laws below: the Gauss product rules 2 x 2 (1.5e-3 R^-3; measured 1.0e-3 at R = 1, 6.4e-7 at
 // 10) and 3 x 3 (3e-5 R^-4.5; 1.9e-5, 2.8e-10), and the degree-7 rule (1e-6 R^-5.3; 5.7e-7, 2.5e-13).
+// The same for a triangle's own rules (TriangleRule, on the triangle's affine map): Strang-Fix's 3 points
+// (6e-3 R^-3) and Radon's 7 (5e-5 R^-4.5), from worst errors measured over triangles facing squares in all
+// orientations (radiosity_bench_far_field prints error over bound, below 1 at every R).
+RAD_HD RAD_INLINE double TriangleFarFieldBound(int points, double ratio) {
+  return points == 3 ? 6e-3 * pow(ratio, -3.0) : 5e-5 * pow(ratio, -4.5);
+}
+RAD_HD RAD_INLINE int TriangleFarFieldPoints(double ratio, double tolerance, double safety) {
+  if (TriangleFarFieldBound(3, ratio) <= safety * tolerance) return 3;
+  if (TriangleFarFieldBound(7, ratio) <= safety * tolerance) return 7;
+  return 0;
+}
+
 RAD_HD RAD_INLINE int FarFieldPoints(double ratio, double tolerance, double safety) {
   const double target = safety * tolerance;
   if (1.5e-3 * pow(ratio, -3.0) <= target) return 4;
@@ -231,41 +243,83 @@ RAD_HD inline double GaussProduct(const QuadMap *maps, int mapCount, int m, cons
   return sum;
 }
 
+// Whether the map is a triangle (MakeMaps collapses triangles at their apex: p11 == p01).
+RAD_HD RAD_INLINE bool IsTriangle(const QuadMap &m) {
+  return m.p11.x == m.p01.x && m.p11.y == m.p01.y && m.p11.z == m.p01.z;
+}
+
+// A triangle's own rules, on its affine map (the collapsed map would halve their order): Strang and Fix's
+// 3-point rule (degree 2) or Radon's 7-point rule (degree 5).
+template <class F>
+RAD_HD inline double TriangleRule(Vec3 a, Vec3 b, Vec3 c, int points, const F &f) {
+  const double area = 0.5 * Length(Cross(b - a, c - a));
+  auto at = [&](double la, double lb, double lc) { return f(a * la + b * lb + c * lc); };
+  if (points == 3)
+    return area / 3 * (at(2.0 / 3, 1.0 / 6, 1.0 / 6) + at(1.0 / 6, 2.0 / 3, 1.0 / 6) + at(1.0 / 6, 1.0 / 6, 2.0 / 3));
+  const double s15 = 3.872983346207417;  // sqrt(15)
+  const double a1 = (6 - s15) / 21, b1 = (9 + 2 * s15) / 21, w1 = (155 - s15) / 1200;
+  const double a2 = (6 + s15) / 21, b2 = (9 - 2 * s15) / 21, w2 = (155 + s15) / 1200;
+  return area * (9.0 / 40 * at(1.0 / 3, 1.0 / 3, 1.0 / 3) + w1 * (at(b1, a1, a1) + at(a1, b1, a1) + at(a1, a1, b1)) +
+                 w2 * (at(b2, a2, a2) + at(a2, b2, a2) + at(a2, a2, b2)));
+}
+
 }  // namespace cubature
 
-// True when every map of the polygon is affine (a parallelogram): the fixed rules' error bounds were measured
-// on those. A bilinear map turns a smooth integrand of degree k into one of degree 2k in (u, v), so on a
-// triangle (a quadrilateral collapsed at its apex) the degree-7 rule was measured 1e-5 off at 9 diameters;
-// such emitters keep the adaptive cubature, whose error estimate sees it.
-RAD_HD inline bool AffineMaps(const ConvexPolygon &domain) {
+// The fixed rule per map that meets the tolerance at separation `ratio`: parallelograms take FarFieldPoints'
+// product rules, triangles their own (TriangleFarFieldPoints); 0 when some map has none. A bilinear map that
+// is not affine turns a smooth integrand of degree k into one of degree 2k in (u, v) (on a triangle collapsed
+// at its apex the degree-7 rule was measured 1e-5 off at 9 diameters), so such maps keep the adaptive
+// cubature, whose error estimate sees it.
+struct FarFieldPlan {
+  int quadPoints = 0, trianglePoints = 0;
+  bool applies = false;
+};
+
+RAD_HD inline FarFieldPlan PlanFarField(const ConvexPolygon &domain, double ratio, double tolerance,
+                                        double safety) {
+  FarFieldPlan plan;
+  plan.quadPoints = FarFieldPoints(ratio, tolerance, safety);
+  plan.trianglePoints = TriangleFarFieldPoints(ratio, tolerance, safety);
   cubature::QuadMap maps[cubature::kMaxMaps];
   const int mapCount = cubature::MakeMaps(domain, maps);
   for (int k = 0; k < mapCount; ++k) {
     const cubature::QuadMap &m = maps[k];
+    if (cubature::IsTriangle(m)) {
+      if (plan.trianglePoints == 0) return plan;
+      continue;
+    }
     const Vec3 twist = m.p00 + m.p11 - m.p10 - m.p01;  // the uv term of the map
-    if (LengthSquared(twist) > 1e-24 * (LengthSquared(m.p10 - m.p00) + LengthSquared(m.p01 - m.p00))) return false;
+    if (plan.quadPoints == 0 ||
+        LengthSquared(twist) > 1e-24 * (LengthSquared(m.p10 - m.p00) + LengthSquared(m.p01 - m.p00)))
+      return plan;
   }
-  return true;
+  plan.applies = true;
+  return plan;
 }
 
-// Integral of f(x) dA over `domain` by the fixed rule of FarFieldPoints (4, 9 or 17 points per map).
+// Integral of f(x) dA over `domain` by the fixed rules of `plan` (which must apply).
 template <class F>
-RAD_HD inline CubatureResult FixedRuleIntegral(const ConvexPolygon &domain, int points, const F &f) {
+RAD_HD inline CubatureResult FixedRuleIntegral(const ConvexPolygon &domain, const FarFieldPlan &plan,
+                                               const F &f) {
   CubatureResult result;
   cubature::QuadMap maps[cubature::kMaxMaps];
   const int mapCount = cubature::MakeMaps(domain, maps);
-  if (points == 17) {
-    for (int k = 0; k < mapCount; ++k) {
+  for (int k = 0; k < mapCount; ++k) {
+    const cubature::QuadMap &m = maps[k];
+    if (cubature::IsTriangle(m)) {
+      result.integral += cubature::TriangleRule(m.p00, m.p10, m.p11, plan.trianglePoints, f);
+      result.evaluations += plan.trianglePoints;
+    } else if (plan.quadPoints == 17) {
       cubature::Cell c{};
       c.u1 = c.v1 = 1;
-      result.evaluations += cubature::Evaluate(c, maps[k], f);
+      result.evaluations += cubature::Evaluate(c, m, f);
       result.integral += c.value;
+    } else {
+      const int n = plan.quadPoints == 4 ? 2 : 3;
+      result.integral += cubature::GaussProduct(&m, 1, n, f);
+      result.evaluations += n * n;
     }
-    return result;
   }
-  const int m = points == 4 ? 2 : 3;
-  result.integral = cubature::GaussProduct(maps, mapCount, m, f);
-  result.evaluations = mapCount * m * m;
   return result;
 }
 

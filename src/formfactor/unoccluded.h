@@ -90,14 +90,14 @@ RAD_HD inline UnoccludedResult AdaptiveEmitterIntegral(const ClippedPair &pair, 
                                                        Vec3 emitterNormal = Vec3(), Vec3 receiverNormal = Vec3()) {
   UnoccludedResult result;
   if (pair.emitter.n == 0) return result;
-  int farPoints = 0;
+  FarFieldPlan plan;
   if (allowFarShortcut) {
     const double ratio = SeparationRatio(pair, emitterNormal, receiverNormal);
-    if (ratio >= settings.wellSeparatedRatio && AffineMaps(pair.emitter))
-      farPoints = FarFieldPoints(ratio, settings.relativeTolerance, kEstimateSafety);
+    if (ratio >= settings.wellSeparatedRatio)
+      plan = PlanFarField(pair.emitter, ratio, settings.relativeTolerance, kEstimateSafety);
   }
-  const CubatureResult c = farPoints > 0
-                               ? FixedRuleIntegral(pair.emitter, farPoints, pointFactor)
+  const CubatureResult c = plan.applies
+                               ? FixedRuleIntegral(pair.emitter, plan, pointFactor)
                                : AdaptivePolygonIntegral(pair.emitter, pair.receiver, settings, pointFactor);
   result.formFactor = c.integral / emitterArea;
   result.evaluations = c.evaluations;
