@@ -19,33 +19,42 @@ RAD_HD RAD_INLINE ConvexPolygon MakeConvexPolygon(const Vec3 *corners, int count
   return p;
 }
 
-// Keeps the part of `poly` where Dot(planeNormal, x - planePoint) >= 0 (Sutherland-Hodgman, one plane).
-// Corners closer to the plane than `tolerance` count as on it, so that a polygon touching the plane
-// along an edge is kept whole instead of gaining slivers.
-RAD_HD RAD_INLINE ConvexPolygon ClipToHalfSpace(const ConvexPolygon &poly, Vec3 planeNormal, Vec3 planePoint,
-                                                double tolerance) {
-  ConvexPolygon out;
-  if (poly.n == 0) return out;
-  double d[ConvexPolygon::kCapacity];
+// Sutherland-Hodgman against one line or plane, for any fixed-capacity polygon (members v, n, kCapacity; the
+// 3-D patches here, the 2-D shadows of visible_region.h): keeps the part where distance(corner) >= 0.
+// Distances within `tolerance` of 0 count as 0, so that a polygon touching the line or plane along an edge is
+// kept whole instead of gaining slivers. lerp(a, b, t) is the point a + (b - a) t.
+template <class Polygon, class Distance, class Lerp>
+RAD_HD RAD_INLINE Polygon ClipBySignedDistance(const Polygon &poly, double tolerance, const Distance &distance,
+                                               const Lerp &lerp) {
+  Polygon out;
+  double d[Polygon::kCapacity];
   bool allInside = true, allOutside = true;
   for (int k = 0; k < poly.n; ++k) {
-    d[k] = Dot(planeNormal, poly.v[k] - planePoint);
+    d[k] = distance(poly.v[k]);
     if (fabs(d[k]) <= tolerance) d[k] = 0;
     if (d[k] < 0) allInside = false;
     if (d[k] > 0) allOutside = false;
   }
-  if (allOutside) return out;  // on or behind the plane (coplanar too): nothing of positive area in front
+  if (allOutside) return out;  // on or behind (coplanar too, or empty): nothing of positive area in front
   if (allInside) return poly;
   for (int k = 0; k < poly.n; ++k) {
     const int next = (k + 1) % poly.n;
-    if (d[k] >= 0 && out.n < ConvexPolygon::kCapacity) out.v[out.n++] = poly.v[k];
+    if (d[k] >= 0 && out.n < Polygon::kCapacity) out.v[out.n++] = poly.v[k];
     if ((d[k] > 0 && d[next] < 0) || (d[k] < 0 && d[next] > 0)) {
       const double t = d[k] / (d[k] - d[next]);
-      if (out.n < ConvexPolygon::kCapacity) out.v[out.n++] = poly.v[k] + (poly.v[next] - poly.v[k]) * t;
+      if (out.n < Polygon::kCapacity) out.v[out.n++] = lerp(poly.v[k], poly.v[next], t);
     }
   }
   if (out.n < 3) out.n = 0;
   return out;
+}
+
+// Keeps the part of `poly` where Dot(planeNormal, x - planePoint) >= 0.
+RAD_HD RAD_INLINE ConvexPolygon ClipToHalfSpace(const ConvexPolygon &poly, Vec3 planeNormal, Vec3 planePoint,
+                                                double tolerance) {
+  return ClipBySignedDistance(
+      poly, tolerance, [&](Vec3 x) { return Dot(planeNormal, x - planePoint); },
+      [](Vec3 a, Vec3 b, double t) { return a + (b - a) * t; });
 }
 
 // Twice the area times the unit normal about which the corners run counter-clockwise.

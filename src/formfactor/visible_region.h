@@ -74,30 +74,13 @@ RAD_HD RAD_INLINE double SignedArea2(const Polygon2 &p) {
 // Keeps the part of `p` on the left of the directed line a -> b (Sutherland-Hodgman); corners within
 // `tolerance` of the line count as on it.
 RAD_HD RAD_INLINE Polygon2 ClipLeftOf(const Polygon2 &p, Point2 a, Point2 b, double tolerance) {
-  Polygon2 out;
   const Point2 e = Sub2(b, a);
   const double len = Length2(e);
-  double d[Polygon2::kCapacity];
-  bool allInside = true, allOutside = true;
-  for (int k = 0; k < p.n; ++k) {
-    d[k] = Cross2(e, Sub2(p.v[k], a)) / len;
-    if (fabs(d[k]) <= tolerance) d[k] = 0;
-    if (d[k] < 0) allInside = false;
-    if (d[k] > 0) allOutside = false;
-  }
-  if (allOutside) return out;
-  if (allInside) return p;
-  for (int k = 0; k < p.n; ++k) {
-    const int next = (k + 1) % p.n;
-    if (d[k] >= 0 && out.n < Polygon2::kCapacity) out.v[out.n++] = p.v[k];
-    if ((d[k] > 0 && d[next] < 0) || (d[k] < 0 && d[next] > 0)) {
-      const double t = d[k] / (d[k] - d[next]);
-      if (out.n < Polygon2::kCapacity)
-        out.v[out.n++] = Point2{p.v[k].x + (p.v[next].x - p.v[k].x) * t, p.v[k].y + (p.v[next].y - p.v[k].y) * t};
-    }
-  }
-  if (out.n < 3) out.n = 0;
-  return out;
+  return ClipBySignedDistance(
+      p, tolerance, [&](Point2 x) { return Cross2(e, Sub2(x, a)) / len; },
+      [](Point2 from, Point2 to, double t) {
+        return Point2{from.x + (to.x - from.x) * t, from.y + (to.y - from.y) * t};
+      });
 }
 
 // Which sides of an edge a polygon covers over an interval of the edge's parameter.
