@@ -12,6 +12,7 @@
 #include "formfactor/geometry.h"
 #include "formfactor/geometry_view.h"
 #include "formfactor/pair_result.h"
+#include "formfactor/penumbra.h"
 #include "formfactor/shaft.h"
 #include "formfactor/shaft_query.h"
 #include "formfactor/unoccluded.h"
@@ -20,7 +21,8 @@
 
 namespace rad {
 
-// The integrand of occluded pairs: the factor from a point of the emitter to what it sees of the receiver.
+// The integrand of occluded pairs: the factor from a point of the emitter to what it sees of the receiver, or
+// (`blocked`) to what the occluders hide of it.
 struct VisibleReceiverFactor {
   const ReceiverFrame *frame;
   const ConvexPolygon *receiver;  // in 3-D, for points that no shadow reaches
@@ -28,6 +30,7 @@ struct VisibleReceiverFactor {
   const Occluder *occluders;
   const int32_t *candidates;
   int candidateCount;
+  bool blocked = false;
   RAD_HD double operator()(Vec3 x) const {
     Polygon2 shadows[kMaxPairOccluders];
     int count = 0;
@@ -39,8 +42,9 @@ struct VisibleReceiverFactor {
         const Polygon2 s = ShadowOnReceiver(*frame, x, h, o.polygon);
         if (s.n > 0) shadows[count++] = s;
       }
-    if (count == 0) return PointToPolygonFormFactor(x, emitterNormal, *receiver);
-    return PointToVisibleReceiver(x, emitterNormal, *frame, shadows, count);
+    if (count == 0) return blocked ? 0 : PointToPolygonFormFactor(x, emitterNormal, *receiver);
+    const double visible = PointToVisibleReceiver(x, emitterNormal, *frame, shadows, count);
+    return blocked ? PointToPolygonFormFactor(x, emitterNormal, *receiver) - visible : visible;
   }
 };
 
@@ -81,13 +85,62 @@ constexpr int kMaxEmitterPieces = 32;
 // appears where x enters the plane through an edge of the receiver and a parallel occluder edge (the shadow's
 // edge then sweeps across the receiver's edge all at once): axis-aligned rooms are full of those, so their
 // planes cut the emitter too.
+//
+// The emitter is first cut where the occluders' shadows begin and end (penumbra.h): points inside an umbra see
+// none of the receiver and contribute exactly 0, and the pieces around it are cut along its edges. When the
+// occluders hide something only from a part of the emitter, the cubature runs over that part alone and
+// integrates what they hide there, which is taken from the unoccluded factor.
 RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const Patch &emitter, const Patch &receiver,
                                                   const GeometryView &g, const int32_t *candidates, int count,
                                                   const QuadratureSettings &q) {
-  ConvexPolygon pieces[kMaxEmitterPieces];
-  int pieceCount = 1;
-  pieces[0] = cp.emitter;
+  // The tolerance is relative to the pair's unoccluded factor: a pair that is 99.9 % blocked owes the rows it
+  // belongs to an error relative to the light it could carry, not to the little that gets through (refining
+  // that to 1e-5 of itself took most of the exact kernel's time on the reference scene, and it still stopped
+  // at the cell limit).
+  const UnoccludedResult open = UnoccludedFormFactor(cp, emitter.normal, emitter.area, q);
+  const ShadowRegions regions = FindShadowRegions(cp, emitter.normal, receiver.normal, g.occluders, candidates, count);
+  if (regions.penumbra.n == 0) return open;
+  const bool blockedForm = !regions.wholeEmitter;  // integrate what is hidden, not what is seen
+  const ConvexPolygon &domain = regions.penumbra;
   const double tolerance = 1e-9 * PolygonDiameter(cp.emitter);
+
+  ConvexPolygon pieces[kMaxEmitterPieces];
+  int pieceCount = 0;
+  ConvexPolygon umbra;  // the part of the domain inside the umbra (n == 0: none)
+  if (regions.umbra.n >= 3) {
+    // The domain less the umbra as convex pieces: outside the umbra's k-th edge and inside the ones before it.
+    const ConvexPolygon &u = regions.umbra;
+    Vec3 centre;
+    for (int k = 0; k < u.n; ++k) centre += u.v[k];
+    centre = centre / double(u.n);
+    ConvexPolygon rest = domain;
+    bool fits = true;
+    for (int k = 0; k < u.n && rest.n > 0; ++k) {
+      Vec3 outward = Cross(u.v[(k + 1) % u.n] - u.v[k], emitter.normal);
+      if (Dot(outward, centre - u.v[k]) > 0) outward = -outward;
+      if (!(LengthSquared(outward) > 0)) continue;
+      if (rest.n + 1 > ConvexPolygon::kCapacity) {
+        fits = false;
+        break;
+      }
+      const ConvexPolygon outside = ClipToHalfSpace(rest, outward, u.v[k], tolerance);
+      rest = ClipToHalfSpace(rest, -outward, u.v[k], tolerance);
+      if (outside.n > 0) pieces[pieceCount++] = outside;
+    }
+    if (fits) {
+      umbra = rest;
+    } else {
+      pieceCount = 0;
+    }
+  }
+  if (umbra.n == 0) {
+    pieceCount = 1;
+    pieces[0] = domain;
+  } else if (pieceCount == 0 && !blockedForm) {
+    UnoccludedResult none;  // the whole emitter is in the umbra
+    none.evaluations = open.evaluations;
+    return none;
+  }
   auto cut = [&](Vec3 normal, Vec3 point) {
     const int before = pieceCount;
     for (int p = 0; p < before && pieceCount < kMaxEmitterPieces; ++p) {
@@ -115,16 +168,16 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
     }
   }
   const ReceiverFrame frame = MakeReceiverFrame(cp.receiver, receiver.normal);
-  // The tolerance is relative to the pair's unoccluded factor: a pair that is 99.9 % blocked owes the rows it
-  // belongs to an error relative to the light it could carry, not to the little that gets through (refining
-  // that to 1e-5 of itself took most of the exact kernel's time on the reference scene, and it still stopped
-  // at the cell limit).
-  const UnoccludedResult open = UnoccludedFormFactor(cp, emitter.normal, emitter.area, q);
   QuadratureSettings pieceSettings = q;
   pieceSettings.absoluteTolerance =
-      Larger(q.absoluteTolerance, q.relativeTolerance * open.formFactor * emitter.area / PolygonArea(cp.emitter));
+      Larger(q.absoluteTolerance, q.relativeTolerance * open.formFactor * emitter.area / PolygonArea(domain));
   UnoccludedResult total;
   total.evaluations = open.evaluations;
+  auto add = [&](const UnoccludedResult &r) {
+    total.formFactor += r.formFactor;
+    total.evaluations += r.evaluations;
+    total.hitDepthLimit = total.hitDepthLimit || r.hitDepthLimit;
+  };
   for (int p = 0; p < pieceCount; ++p) {
     const ClippedPair piece{pieces[p], cp.receiver};
     // A piece is smaller than the emitter: of the pair's occluders, only those reaching into the piece's own
@@ -137,11 +190,17 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
       if (ShaftMayBeBlockedBy(shaft, o.polygon.v, o.polygon.n, o.normal))
         pieceCandidates[pieceOccluders++] = candidates[c];
     }
-    const VisibleReceiverFactor f{&frame, &cp.receiver, emitter.normal, g.occluders, pieceCandidates, pieceOccluders};
-    const UnoccludedResult r = AdaptiveEmitterIntegral(piece, emitter.area, pieceSettings, f, false);
-    total.formFactor += r.formFactor;
-    total.evaluations += r.evaluations;
-    total.hitDepthLimit = total.hitDepthLimit || r.hitDepthLimit;
+    const VisibleReceiverFactor f{&frame,         &cp.receiver,   emitter.normal, g.occluders,
+                                  pieceCandidates, pieceOccluders, blockedForm};
+    add(AdaptiveEmitterIntegral(piece, emitter.area, pieceSettings, f, false));
+  }
+  // In the umbra all is hidden: nothing to add to what is seen, the unoccluded integrand to what is hidden.
+  if (blockedForm && umbra.n > 0)
+    add(AdaptiveEmitterIntegral(ClippedPair{umbra, cp.receiver}, emitter.area, pieceSettings,
+                                WholeReceiverFactor{&cp.receiver, emitter.normal}, false));
+  if (blockedForm) {
+    total.formFactor = open.formFactor - total.formFactor;
+    total.hitDepthLimit = total.hitDepthLimit || open.hitDepthLimit;
   }
   return total;
 }
