@@ -267,6 +267,86 @@ TEST(ExactVisibility, ThinLitStripBesideAnUmbraIsFound) {
   EXPECT_NEAR(r.value, reference.exact, 1e-6 * reference.open) << "exact " << reference.exact;
 }
 
+// Lambert's formula for the factor from point x (unit normal n) to a planar polygon: the sum over its edges of
+// the angle each subtends times the cosine between n and the normal of the plane through x and the edge.
+double LambertPointToPolygon(Vec3 x, Vec3 n, const std::vector<Vec3> &polygon) {
+  double sum = 0;
+  for (size_t k = 0; k < polygon.size(); ++k) {
+    const Vec3 a = Normalize(polygon[k] - x), b = Normalize(polygon[(k + 1) % polygon.size()] - x);
+    const Vec3 g = Cross(a, b);
+    const double sine = Length(g);
+    if (sine == 0) continue;
+    sum += std::atan2(sine, Dot(a, b)) * Dot(g / sine, n);
+  }
+  return std::fabs(sum) / (2 * kPi);
+}
+
+// A light panel 1e-3 below the ceiling (y = 1) over [0.375, 0.625]^2 in x and z, a ceiling patch above it
+// ([0.375, 0.5]^2) and a wall patch at x = 0 touching the ceiling (y in [0.875, 1], z in [0.25, 0.375]), as in
+// the Cornell box at subdiv 3. The wall sees the ceiling patch only past the panel's edges: from a wall point
+// below the panel's level, through a sliver of the patch along x = 0.375 and one along z = 0.375 (where the
+// segment meets the panel's level outside it), from the 1e-3 above that level, all of it. The kernel
+// integrates over the ceiling patch (equal areas, lower number), this reference over the wall: with t the
+// fraction of the way from the wall point to the ceiling at which the panel's level is crossed, the hidden part
+// is x_r >= 0.375 / t and z_r >= z_0 + (0.375 - z_0) / t, a rectangle, so what is seen is two rectangles.
+// Gauss-Legendre over y_0 and z_0, split where those bounds reach the patch's far edges. Where the receiver
+// touches the emitter's plane, the emitter was not cut along these events and the pair was 3e-4 of its
+// unoccluded factor off.
+TEST(ExactVisibility, LightPanelBelowTheCeilingSeenFromATouchingWall) {
+  const double level = 0.999, near = 0.375, far = 0.5;
+  auto ceiling = [](double x0, double x1, double z0, double z1) {
+    return std::vector<Vec3>{{x0, 1, z0}, {x1, 1, z0}, {x1, 1, z1}, {x0, 1, z1}};
+  };
+  const Vec3 wallNormal{1, 0, 0};
+  std::vector<double> x, w;
+  GaussLegendre01(20, x, w);
+  auto integrate = [&](double lo, double hi, const auto &f) {
+    double sum = 0;
+    for (size_t k = 0; k < x.size(); ++k) sum += (hi - lo) * w[k] * f(lo + (hi - lo) * x[k]);
+    return sum;
+  };
+  auto seen = [&](double y0, double z0) {  // the factor from wall point (0, y0, z0) to what it sees
+    const Vec3 p{0, y0, z0};
+    if (y0 >= level) return LambertPointToPolygon(p, wallNormal, ceiling(near, far, near, far));
+    const double t = (level - y0) / (1 - y0);
+    const double xBound = std::min(far, near / t), zBound = std::min(far, z0 + (near - z0) / t);
+    double f = LambertPointToPolygon(p, wallNormal, ceiling(near, xBound, near, far));
+    if (xBound < far) f += LambertPointToPolygon(p, wallNormal, ceiling(xBound, far, near, zBound));
+    return f;
+  };
+  double exact = 0, open = 0;
+  const double yBreaks[] = {0.875, 1 - (1 - level) / (1 - near / far), level, 1};  // x bound reaches `far` at 0.996
+  for (int b = 0; b < 3; ++b)
+    exact += integrate(yBreaks[b], yBreaks[b + 1], [&](double y0) {
+      if (y0 >= level) return integrate(0.25, near, [&](double z0) { return seen(y0, z0); });
+      // z bound = far where z0 (1 - 1/t) = far - near / t
+      const double t = (level - y0) / (1 - y0), split = (far - near / t) / (1 - 1 / t);
+      if (!(split > 0.25 && split < near)) return integrate(0.25, near, [&](double z0) { return seen(y0, z0); });
+      return integrate(0.25, split, [&](double z0) { return seen(y0, z0); }) +
+             integrate(split, near, [&](double z0) { return seen(y0, z0); });
+    });
+  for (int b = 0; b < 3; ++b)
+    open += integrate(yBreaks[b], yBreaks[b + 1], [&](double y0) {
+      return integrate(0.25, near, [&](double z0) {
+        return LambertPointToPolygon({0, y0, z0}, wallNormal, ceiling(near, far, near, far));
+      });
+    });
+  const double area = 0.125 * 0.125;
+  exact /= area;
+  open /= area;
+  ASSERT_LT(exact, 0.1 * open);  // mostly hidden
+  const std::vector<Vec3> patch = ceiling(near, far, near, far);  // facing down
+  std::vector<Vec3> panel = ceiling(near, 0.625, near, 0.625);
+  for (Vec3 &c : panel) c.y = level;
+  const std::vector<Vec3> wall = {{0, 0.875, 0.25}, {0, 1, 0.25}, {0, 1, near}, {0, 0.875, near}};
+  const FormFactorGeometry g = BuildFormFactorGeometry(SceneOf({patch, wall, panel}), 0);
+  ASSERT_LT(g.patches[0].normal.y, -0.99);  // the ceiling patch faces down
+  ASSERT_GT(g.patches[1].normal.x, 0.99);   // the wall faces the room
+  const PairResult r = FormFactorPair(g, 0, 1, PairSettings{});
+  EXPECT_TRUE(r.occluded);
+  EXPECT_NEAR(r.value, exact, 1e-6 * open) << "exact " << exact << " open " << open;
+}
+
 TEST(ExactVisibility, HalfBlockedPairIsExactlyHalf) {
   // A blocker covering exactly the half x < 0.5 of the gap between opposed unit squares: by the symmetry
   // x -> 1 - x, the pair's factor is half the open value (Howell C-11), to the cubature's tolerance.

@@ -141,10 +141,12 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
     none.evaluations = open.evaluations;
     return none;
   }
-  auto cut = [&](Vec3 normal, Vec3 point) {
+  // Cuts the pieces along a plane; with a segment a-b, only the pieces the segment passes through.
+  auto cut = [&](Vec3 normal, Vec3 point, const Vec3 *a = nullptr, const Vec3 *b = nullptr) {
     const int before = pieceCount;
     for (int p = 0; p < before && pieceCount < kMaxEmitterPieces; ++p) {
       if (pieces[p].n + 1 > ConvexPolygon::kCapacity) continue;  // a cut adds a corner to each side
+      if (a && !SegmentPassesThrough(pieces[p], emitter.normal, *a, *b, tolerance)) continue;
       const ConvexPolygon front = ClipToHalfSpace(pieces[p], normal, point, tolerance);
       const ConvexPolygon back = ClipToHalfSpace(pieces[p], -normal, point, tolerance);
       if (front.n == 0 || back.n == 0) continue;  // the plane misses this piece
@@ -167,6 +169,11 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
       }
     }
   }
+  ForEachShadowEvent(cp, emitter.normal, receiver.normal, g.occluders, candidates, count, [&](Vec3 a, Vec3 b) {
+    const Vec3 along = b - a;
+    if (pieceCount < kMaxEmitterPieces && LengthSquared(along) > tolerance * tolerance)
+      cut(Normalize(Cross(emitter.normal, along)), a, &a, &b);
+  });
   const ReceiverFrame frame = MakeReceiverFrame(cp.receiver, receiver.normal);
   QuadratureSettings pieceSettings = q;
   pieceSettings.absoluteTolerance =

@@ -56,13 +56,43 @@ RAD_HD RAD_INLINE Polygon KeepInFront(const Polygon &p, Vec3 normal, Vec3 point)
       p, 0.0, [&](Vec3 x) { return Dot(normal, x - point); }, [](Vec3 a, Vec3 b, double t) { return a + (b - a) * t; });
 }
 
+// The part of occluder `o` that can stand between emitter and receiver: in front of both planes (n == 0: none).
+RAD_HD inline WidePolygon PartBetween(const ConvexPolygon &o, Vec3 emitterNormal, Vec3 e0, Vec3 receiverNormal,
+                                      Vec3 r0) {
+  WidePolygon p;
+  for (int k = 0; k < o.n; ++k) p.v[k] = o.v[k];
+  p.n = o.n;
+  p = KeepInFront(p, emitterNormal, e0);
+  return KeepInFront(p, receiverNormal, r0);
+}
+
+// Whether every corner of `p` is nearer the emitter's plane than the receiver's nearest corner, with room to
+// spare: projections from the receiver stretch by receiverNearest / (receiverNearest - height), and beyond a
+// millionfold the region they bound is as good as unbounded.
+RAD_HD RAD_INLINE bool NearerThanReceiver(const WidePolygon &p, Vec3 emitterNormal, Vec3 e0, double receiverNearest) {
+  for (int m = 0; m < p.n; ++m)
+    if (!(Dot(emitterNormal, p.v[m] - e0) < (1 - 1e-6) * receiverNearest)) return false;
+  return true;
+}
+
+// The central projection of o from r onto the emitter's plane (o nearer that plane than r).
+RAD_HD RAD_INLINE Vec3 ProjectFrom(Vec3 r, Vec3 o, Vec3 emitterNormal, Vec3 e0) {
+  const double heightR = Dot(emitterNormal, r - e0);
+  return r + (o - r) * (heightR / (heightR - Dot(emitterNormal, o - e0)));
+}
+
+RAD_HD RAD_INLINE double ReceiverNearest(const ConvexPolygon &R, Vec3 emitterNormal, Vec3 e0) {
+  double nearest = 1e300;
+  for (int k = 0; k < R.n; ++k) nearest = Smaller(nearest, Dot(emitterNormal, R.v[k] - e0));
+  return nearest;
+}
+
 // The part of the emitter `e` from which the segment to r meets occluder `o` (in front of both planes, nearer the
 // emitter's plane than r): e clipped to the central projection of o from r.
 RAD_HD inline WidePolygon ClipToProjection(const WidePolygon &e, Vec3 emitterNormal, Vec3 e0, const WidePolygon &o,
                                            Vec3 r) {
   Vec3 q[WidePolygon::kCapacity];
-  const double heightR = Dot(emitterNormal, r - e0);
-  for (int m = 0; m < o.n; ++m) q[m] = r + (o.v[m] - r) * (heightR / (heightR - Dot(emitterNormal, o.v[m] - e0)));
+  for (int m = 0; m < o.n; ++m) q[m] = ProjectFrom(r, o.v[m], emitterNormal, e0);
   Vec3 turn;  // the projection's orientation about the emitter's normal
   for (int m = 1; m + 1 < o.n; ++m) turn += Cross(q[m] - q[0], q[m + 1] - q[0]);
   const double orientation = Dot(turn, emitterNormal);
@@ -88,8 +118,7 @@ RAD_HD inline ShadowRegions FindShadowRegions(const ClippedPair &cp, Vec3 emitte
   out.penumbra = cp.emitter;
   const ConvexPolygon &E = cp.emitter, &R = cp.receiver;
   const Vec3 e0 = E.v[0];
-  double receiverNearest = 1e300;
-  for (int k = 0; k < R.n; ++k) receiverNearest = Smaller(receiverNearest, Dot(emitterNormal, R.v[k] - e0));
+  const double receiverNearest = penumbra_detail::ReceiverNearest(R, emitterNormal, e0);
   if (!(receiverNearest > 0)) return out;  // the receiver touches the emitter's plane
 
   // Outward normals of the emitter's edges, in its plane, and the projections' extent along each.
@@ -109,28 +138,19 @@ RAD_HD inline ShadowRegions FindShadowRegions(const ClippedPair &cp, Vec3 emitte
   double umbraArea = 0;
   bool anyShadow = false;
   for (int c = 0; c < count; ++c) {
-    const ConvexPolygon &o = occluders[candidates[c]].polygon;
-    WidePolygon p;
-    for (int k = 0; k < o.n; ++k) p.v[k] = o.v[k];
-    p.n = o.n;
-    p = penumbra_detail::KeepInFront(p, emitterNormal, e0);
-    p = penumbra_detail::KeepInFront(p, receiverNormal, R.v[0]);
+    const WidePolygon p =
+        penumbra_detail::PartBetween(occluders[candidates[c]].polygon, emitterNormal, e0, receiverNormal, R.v[0]);
     if (p.n == 0) continue;  // no part of it lies where it could stand between the two
     anyShadow = true;
-    for (int m = 0; m < p.n; ++m) {
-      const double heightO = Dot(emitterNormal, p.v[m] - e0);
-      // Projections from the nearest receiver corner stretch by receiverNearest / (receiverNearest - heightO):
-      // beyond a millionfold the region is as good as unbounded.
-      if (!(heightO < (1 - 1e-6) * receiverNearest)) {
-        out.umbra.n = 0;
-        return out;
-      }
+    if (!penumbra_detail::NearerThanReceiver(p, emitterNormal, e0, receiverNearest)) {
+      out.umbra.n = 0;
+      return out;
+    }
+    for (int m = 0; m < p.n; ++m)
       for (int k = 0; k < R.n; ++k) {
-        const double heightR = Dot(emitterNormal, R.v[k] - e0);
-        const Vec3 onPlane = R.v[k] + (p.v[m] - R.v[k]) * (heightR / (heightR - heightO));
+        const Vec3 onPlane = penumbra_detail::ProjectFrom(R.v[k], p.v[m], emitterNormal, e0);
         for (int e = 0; e < E.n; ++e) extent[e] = Larger(extent[e], Dot(outward[e], onPlane));
       }
-    }
     WidePolygon u = emitter;
     for (int k = 0; k < R.n && u.n > 0; ++k) u = penumbra_detail::ClipToProjection(u, emitterNormal, e0, p, R.v[k]);
     if (u.n >= 3 && u.n <= ConvexPolygon::kCapacity) {
@@ -159,6 +179,95 @@ RAD_HD inline ShadowRegions FindShadowRegions(const ClippedPair &cp, Vec3 emitte
   }
   out.wholeEmitter = !clipped;
   return out;
+}
+
+namespace penumbra_detail {
+
+// The image on the emitter's plane of segment q0-q1 under central projection, from `apex` (a receiver corner,
+// q on an occluder edge) or through `apex` (an occluder corner, q on a receiver edge), over the part where
+// the occluder point is nearer the emitter's plane than the receiver point (g0, g1: that margin at the ends;
+// linear along the segment). A part reaching margin 0 projects to infinity: its image is a ray, cut off at
+// `reach`. Calls cut(a, b) unless no part has a positive margin.
+template <class Cut>
+RAD_HD inline void EventImage(Vec3 apex, bool apexIsReceiver, Vec3 q0, Vec3 q1, double g0, double g1, Vec3 emitterNormal,
+                              Vec3 e0, double reach, const Cut &cut) {
+  if (!(g0 > 0) && !(g1 > 0)) return;
+  auto project = [&](double s) {
+    const Vec3 q = q0 + (q1 - q0) * s;
+    return apexIsReceiver ? ProjectFrom(apex, q, emitterNormal, e0) : ProjectFrom(q, apex, emitterNormal, e0);
+  };
+  if (g0 > 0 && g1 > 0) {
+    cut(project(0), project(1));
+    return;
+  }
+  const double valid = g0 > 0 ? 0 : 1, limit = g0 / (g0 - g1);
+  const Vec3 a = project(valid), towards = project(0.5 * (valid + limit)) - a;
+  if (LengthSquared(towards) > 0) cut(a, a + Normalize(towards) * reach);
+}
+
+}  // namespace penumbra_detail
+
+// The segments of the emitter's plane across which what the receiver shows changes form (the EV and VE
+// events of discontinuity meshing): x sees a receiver corner exactly behind an occluder edge (the edges of
+// the occluder's projection from that corner) or an occluder corner exactly in front of a receiver edge (the
+// projection of that edge through the corner). Across such a segment the visible region gains or loses a
+// corner, and the integrand's second derivative jumps: a rule straddling it converges slowly (two thirds of
+// the cubature's evaluations in the Cornell box went to cells along such lines, and a ceiling patch beside
+// the light panel was 3e-4 of its unoccluded factor off where they were not cut), a cut along it costs one
+// more piece. Only the parts of the occluders in front of both planes count, and of each event only the part
+// where the occluder point is nearer the emitter's plane than the receiver point (elsewhere x, o and r are
+// not in that order); `cut(a, b)` is called for each segment.
+template <class Cut>
+RAD_HD inline void ForEachShadowEvent(const ClippedPair &cp, Vec3 emitterNormal, Vec3 receiverNormal,
+                                      const Occluder *occluders, const int32_t *candidates, int count,
+                                      const Cut &cut) {
+  using penumbra_detail::WidePolygon;
+  const ConvexPolygon &R = cp.receiver;
+  const Vec3 e0 = cp.emitter.v[0];
+  const double reach = 1e3 * PolygonDiameter(cp.emitter);
+  const double keep = 1 - 1e-6;  // margins within a millionth of the receiver point's height count as none
+  auto height = [&](Vec3 p) { return Dot(emitterNormal, p - e0); };
+  for (int c = 0; c < count; ++c) {
+    const WidePolygon p =
+        penumbra_detail::PartBetween(occluders[candidates[c]].polygon, emitterNormal, e0, receiverNormal, R.v[0]);
+    for (int k = 0; k < R.n; ++k)  // occluder edges seen from receiver corners
+      for (int m = 0; m < p.n; ++m) {
+        const Vec3 o0 = p.v[m], o1 = p.v[(m + 1) % p.n];
+        const double limit = keep * height(R.v[k]);
+        penumbra_detail::EventImage(R.v[k], true, o0, o1, limit - height(o0), limit - height(o1), emitterNormal,
+                                    e0, reach, cut);
+      }
+    for (int m = 0; m < p.n; ++m)  // receiver edges seen through occluder corners
+      for (int k = 0; k < R.n; ++k) {
+        const Vec3 r0 = R.v[k], r1 = R.v[(k + 1) % R.n];
+        const double o = height(p.v[m]);
+        penumbra_detail::EventImage(p.v[m], false, r0, r1, keep * height(r0) - o, keep * height(r1) - o,
+                                    emitterNormal, e0, reach, cut);
+      }
+  }
+}
+
+// Whether segment a-b passes through the interior of convex polygon `p` (both in the plane with normal
+// `normal`) over more than `minimum` of its length.
+RAD_HD inline bool SegmentPassesThrough(const ConvexPolygon &p, Vec3 normal, Vec3 a, Vec3 b, double minimum) {
+  Vec3 centre;
+  for (int k = 0; k < p.n; ++k) centre += p.v[k];
+  centre = centre / double(p.n);
+  const Vec3 d = b - a;
+  double t0 = 0, t1 = 1;
+  for (int k = 0; k < p.n && t0 < t1; ++k) {
+    Vec3 inward = Cross(normal, p.v[(k + 1) % p.n] - p.v[k]);
+    if (Dot(inward, centre - p.v[k]) < 0) inward = -inward;
+    const double along = Dot(inward, d), at = Dot(inward, a - p.v[k]);
+    if (along == 0) {
+      if (at <= 0) return false;
+      continue;
+    }
+    const double t = -at / along;
+    if (along > 0) t0 = Larger(t0, t);
+    else t1 = Smaller(t1, t);
+  }
+  return (t1 - t0) * Length(d) > minimum;
 }
 
 }  // namespace rad
