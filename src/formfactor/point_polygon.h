@@ -7,6 +7,7 @@
 #pragma once
 
 #include "formfactor/convex_polygon.h"
+#include "util/angle.h"
 #include "util/hd.h"
 #include "util/vec3.h"
 
@@ -23,7 +24,8 @@ RAD_HD RAD_INLINE double ContourEdgeTerm(Vec3 x, Vec3 nx, Vec3 a, Vec3 b) {
   const double s = Length(c);
   // An edge through x (s = 0) subtends no solid angle with a defined plane: it contributes nothing.
   if (!(s > 0)) return 0;
-  const double beta = atan2(s, Dot(r0, r1));  // atan2 keeps full accuracy for tiny and near-pi angles
+  // From sine and cosine (not acos of the cosine): full accuracy for tiny and near-pi angles.
+  const double beta = AngleFromSineCosine(s, Dot(r0, r1));
   return beta * Dot(nx, c) / s;
 }
 
