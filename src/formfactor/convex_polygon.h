@@ -1,6 +1,8 @@
 // A small convex polygon of fixed capacity (no heap), usable on host and device.
 #pragma once
 
+#include <type_traits>
+
 #include "util/hd.h"
 #include "util/vec3.h"
 
@@ -20,13 +22,14 @@ RAD_HD RAD_INLINE ConvexPolygon MakeConvexPolygon(const Vec3 *corners, int count
 }
 
 // Sutherland-Hodgman against one line or plane, for any fixed-capacity polygon (members v, n, kCapacity; the
-// 3-D patches here, the 2-D shadows of visible_region.h): keeps the part where distance(corner) >= 0.
+// 3-D patches here, the 2-D shadows of visible_region.h), in place: keeps the part where distance(corner) >= 0.
 // Distances within `tolerance` of 0 count as 0, so that a polygon touching the line or plane along an edge is
-// kept whole instead of gaining slivers. lerp(a, b, t) is the point a + (b - a) t.
+// kept whole instead of gaining slivers. lerp(a, b, t) is the point a + (b - a) t. A polygon wholly on the kept
+// side is left as it is without a copy: the exact kernel clips every shadow by every receiver edge at every
+// cubature point, and most clips keep everything.
 template <class Polygon, class Distance, class Lerp>
-RAD_HD RAD_INLINE Polygon ClipBySignedDistance(const Polygon &poly, double tolerance, const Distance &distance,
-                                               const Lerp &lerp) {
-  Polygon out;
+RAD_HD RAD_INLINE void ClipBySignedDistanceInPlace(Polygon &poly, double tolerance, const Distance &distance,
+                                                   const Lerp &lerp) {
   double d[Polygon::kCapacity];
   bool allInside = true, allOutside = true;
   for (int k = 0; k < poly.n; ++k) {
@@ -35,18 +38,40 @@ RAD_HD RAD_INLINE Polygon ClipBySignedDistance(const Polygon &poly, double toler
     if (d[k] < 0) allInside = false;
     if (d[k] > 0) allOutside = false;
   }
-  if (allOutside) return out;  // on or behind (coplanar too, or empty): nothing of positive area in front
-  if (allInside) return poly;
+  if (allOutside) {  // on or behind (coplanar too, or empty): nothing of positive area in front
+    poly.n = 0;
+    return;
+  }
+  if (allInside) return;
+  std::decay_t<decltype(poly.v[0])> out[Polygon::kCapacity];  // corners left uninitialised when they are 2-D
+  int count = 0;
   for (int k = 0; k < poly.n; ++k) {
     const int next = (k + 1) % poly.n;
-    if (d[k] >= 0 && out.n < Polygon::kCapacity) out.v[out.n++] = poly.v[k];
+    if (d[k] >= 0 && count < Polygon::kCapacity) out[count++] = poly.v[k];
     if ((d[k] > 0 && d[next] < 0) || (d[k] < 0 && d[next] > 0)) {
       const double t = d[k] / (d[k] - d[next]);
-      if (out.n < Polygon::kCapacity) out.v[out.n++] = lerp(poly.v[k], poly.v[next], t);
+      if (count < Polygon::kCapacity) out[count++] = lerp(poly.v[k], poly.v[next], t);
     }
   }
-  if (out.n < 3) out.n = 0;
+  for (int k = 0; k < count; ++k) poly.v[k] = out[k];
+  poly.n = count < 3 ? 0 : count;
+}
+
+// The same, returning the clipped copy.
+template <class Polygon, class Distance, class Lerp>
+RAD_HD RAD_INLINE Polygon ClipBySignedDistance(const Polygon &poly, double tolerance, const Distance &distance,
+                                               const Lerp &lerp) {
+  Polygon out = poly;
+  ClipBySignedDistanceInPlace(out, tolerance, distance, lerp);
   return out;
+}
+
+// Keeps the part of `poly` where Dot(planeNormal, x - planePoint) >= 0, in place.
+RAD_HD RAD_INLINE void ClipToHalfSpaceInPlace(ConvexPolygon &poly, Vec3 planeNormal, Vec3 planePoint,
+                                              double tolerance) {
+  ClipBySignedDistanceInPlace(
+      poly, tolerance, [&](Vec3 x) { return Dot(planeNormal, x - planePoint); },
+      [](Vec3 a, Vec3 b, double t) { return a + (b - a) * t; });
 }
 
 // Keeps the part of `poly` where Dot(planeNormal, x - planePoint) >= 0.

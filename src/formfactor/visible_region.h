@@ -49,6 +49,7 @@ struct ReceiverFrame {
   Vec3 origin, e1, e2, normal;
   Polygon2 polygon;   // the receiver itself
   double tolerance;   // plane lengths below this count as zero (collinearity, empty shadows)
+  double edgeTolerance[Polygon2::kCapacity];  // the tolerance times each edge's length (ClipLeftOf)
 };
 
 namespace visible_detail {
@@ -71,16 +72,16 @@ RAD_HD RAD_INLINE double SignedArea2(const Polygon2 &p) {
   return 0.5 * s;
 }
 
-// Keeps the part of `p` on the left of the directed line a -> b (Sutherland-Hodgman); corners within
-// `tolerance` of the line count as on it.
-RAD_HD RAD_INLINE Polygon2 ClipLeftOf(const Polygon2 &p, Point2 a, Point2 b, double tolerance) {
+// Keeps the part of `p` on the left of the directed line a -> b (Sutherland-Hodgman), in place; corners
+// within `tolerance` of the line count as on it. `lengthTolerance` is the tolerance times |b - a|: distances
+// are kept as cross products (a distance times the line's length). A crossing is placed by its parameter along
+// the clip line, not along the polygon's edge: shadows cast from near the occluder's level reach 1e9 times the
+// receiver's size, and interpolating along such an edge put the crossing 2e-11 off the receiver's edge,
+// tilted enough that the shadow's edge no longer counted as lying on the receiver's edge (a point of a tile
+// beside a sunk block saw 0.5 % too little).
+RAD_HD RAD_INLINE void ClipLeftOf(Polygon2 &p, Point2 a, Point2 b, double lengthTolerance) {
   const Point2 e = Sub2(b, a);
-  // Distances times the line's length, against the tolerance times that length. A crossing is placed by its
-  // parameter along the clip line, not along the polygon's edge: shadows cast from near the occluder's level
-  // reach 1e9 times the receiver's size, and interpolating along such an edge put the crossing 2e-11 off the
-  // receiver's edge, tilted enough that the shadow's edge no longer counted as lying on the receiver's edge
-  // (a point of a tile beside a sunk block saw 0.5 % too little).
-  return ClipBySignedDistance(p, tolerance * Length2(e), [&](Point2 x) { return Cross2(e, Sub2(x, a)); },
+  ClipBySignedDistanceInPlace(p, lengthTolerance, [&](Point2 x) { return Cross2(e, Sub2(x, a)); },
                               [&](Point2 from, Point2 to, double) {
                                 const Point2 edge = Sub2(to, from);
                                 const double s = Cross2(Sub2(from, a), edge) / Cross2(e, edge);
@@ -158,6 +159,9 @@ RAD_HD inline ReceiverFrame MakeReceiverFrame(const ConvexPolygon &receiver, Vec
     f.polygon.v[k] = Point2{Dot(r, f.e1), Dot(r, f.e2)};
   }
   visible_detail::UpdateBounds(f.polygon);
+  for (int k = 0; k < receiver.n; ++k)
+    f.edgeTolerance[k] =
+        f.tolerance * visible_detail::Length2(visible_detail::Sub2(f.polygon.v[(k + 1) % receiver.n], f.polygon.v[k]));
   return f;
 }
 
@@ -168,8 +172,9 @@ RAD_HD inline Polygon2 ShadowOnReceiver(const ReceiverFrame &f, Vec3 x, double h
   Polygon2 shadow;
   // The slab between the receiver's plane and x: parts at or behind the plane cannot block, and parts level
   // with x would project to infinity (a part within 1e-9 h of x's level blocks a solid angle of that order).
-  ConvexPolygon slab = ClipToHalfSpace(occluder, f.normal, f.origin, f.tolerance);
-  slab = ClipToHalfSpace(slab, -f.normal, f.origin + f.normal * (h * (1 - 1e-9)), f.tolerance);
+  ConvexPolygon slab = occluder;
+  ClipToHalfSpaceInPlace(slab, f.normal, f.origin, f.tolerance);
+  ClipToHalfSpaceInPlace(slab, -f.normal, f.origin + f.normal * (h * (1 - 1e-9)), f.tolerance);
   if (slab.n < 3) return shadow;
   const Vec3 xo = x - f.origin;
   for (int k = 0; k < slab.n; ++k) {
@@ -185,7 +190,7 @@ RAD_HD inline Polygon2 ShadowOnReceiver(const ReceiverFrame &f, Vec3 x, double h
       shadow.v[b] = tmp;
     }
   for (int k = 0; k < f.polygon.n && shadow.n > 0; ++k)
-    shadow = ClipLeftOf(shadow, f.polygon.v[k], f.polygon.v[(k + 1) % f.polygon.n], f.tolerance);
+    ClipLeftOf(shadow, f.polygon.v[k], f.polygon.v[(k + 1) % f.polygon.n], f.edgeTolerance[k]);
   if (shadow.n > 0) {
     UpdateBounds(shadow);
     // A shadow narrower than the tolerance (an occluder seen edge-on) hides nothing.
