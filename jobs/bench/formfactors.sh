@@ -18,7 +18,7 @@ cores=$(nproc)
 echo "benchmark: $scene --subdiv $subdiv, 32 shadow rays, $cores cores, $(date -u +%FT%TZ)"
 for ranks in 1 2; do
   start=$(date +%s.%N)
-  mpirun --bind-to none -n "$ranks" "$build/radiosity" formfactors --input "$scene" --subdiv "$subdiv" --shadow-rays 32 \
+  mpirun --bind-to none -n "$ranks" "$build/radiosity" formfactors --input "$scene" --subdiv "$subdiv" --visibility rays --shadow-rays 32 \
     --output "$out/F$ranks.h5" --timings "$out/t$ranks.json" --quiet 2>/dev/null
   end=$(date +%s.%N)
   threads=$(( cores / ranks > 0 ? cores / ranks : 1 ))

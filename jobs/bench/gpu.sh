@@ -29,7 +29,7 @@ for subdiv in "${subdivs[@]}"; do
   for backend in gpu cpu; do
     start=$(date +%s.%N)
     mpirun --bind-to none -n 1 "$build/radiosity" formfactors --input meshes/cornell_sphere.obj --subdiv "$subdiv" \
-      --shadow-rays 32 --backend "$backend" --output "$out/F_$backend.h5" --timings "$out/t_$backend.json" --quiet
+      --visibility rays --shadow-rays 32 --backend "$backend" --output "$out/F_$backend.h5" --timings "$out/t_$backend.json" --quiet
     end=$(date +%s.%N)
     /usr/bin/python3 - "$out/t_$backend.json" "$backend" "$subdiv" "$start" "$end" <<'PY'
 import json, sys

@@ -27,8 +27,8 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
       ->check(CLI::Range(0, 10));
   cmd.add_option("--visibility", o.visibility,
                  "Occluded pairs: exact (shadows cut out of the receiver for every cubature point; accurate to "
-                 "the cubature tolerance, but for now far slower on scenes with many occluded pairs) or rays "
-                 "(kernel-weighted stratified shadow rays)")
+                 "the cubature tolerance) or rays (kernel-weighted stratified shadow rays: for previews, 10 to "
+                 "40 times faster on scenes with many occluded pairs, entries within about 2 %)")
       ->capture_default_str()->check(CLI::IsMember({"exact", "rays"}));
   cmd.add_option("--shadow-rays", o.shadowRays,
                  "Stratified shadow rays per occluded patch pair (--visibility rays, and pairs with more than 64 "
@@ -36,7 +36,8 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
       ->capture_default_str()->check(CLI::Range(1u, 65536u));
   cmd.add_option("--seed", o.seed, "Seed of the counter-based random numbers")->capture_default_str();
   cmd.add_option(toleranceAlias ? "--quadrature-tolerance,--tolerance" : "--quadrature-tolerance", o.tolerance,
-                 "Relative tolerance of the adaptive cubature of each unoccluded form factor")
+                 "Relative tolerance of the adaptive cubature of each form factor (of an occluded pair: relative to "
+                 "its unoccluded factor)")
       ->capture_default_str()->check(CLI::Range(1e-12, 1e-1));
   cmd.add_option("--precision", o.precision, "Stored precision of F: double or float")->capture_default_str()
       ->check(CLI::IsMember({"double", "float"}));

@@ -22,7 +22,7 @@ struct FormFactorJobOptions {
   std::string input;
   int subdiv = 0;
   // Shadow rays stay the default until the exact kernel's cost is down (README, "Occluded pairs").
-  std::string visibility = "rays";
+  std::string visibility = "exact";
   unsigned shadowRays = 32;
   unsigned long long seed = 1;
   double tolerance = 1e-5;

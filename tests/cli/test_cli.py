@@ -198,7 +198,8 @@ class TestDeterminism(CliTestCase):
         self.assertTrue(np.array_equal(matrices[0], matrices[1]) and np.array_equal(matrices[0], matrices[2]))
 
     def test_ranks_threads_and_distribution_give_identical_bits(self):
-        base = ["formfactors", "--input", CORNELL_SPHERE, "--subdiv", "1", "--shadow-rays", "16", "--quiet"]
+        base = ["formfactors", "--input", CORNELL_SPHERE, "--subdiv", "1", "--visibility", "rays", "--shadow-rays", "16",
+                "--quiet"]
         variants = [
             ("n1", 1, []),
             ("n2", 2, []),
