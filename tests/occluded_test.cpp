@@ -347,6 +347,82 @@ TEST(ExactVisibility, LightPanelBelowTheCeilingSeenFromATouchingWall) {
   EXPECT_NEAR(r.value, exact, 1e-6 * open) << "exact " << exact << " open " << open;
 }
 
+// A closed box [0, 0.5]^2 x [0.45, 0.55] between a square [0, 0.5]^2 at z = 0 (up) and the unit square at z = 1
+// (down): a convex body, whose shadow the kernel casts as the hull of its faces' shadows
+// (convex_body_shadow.h). From x = (u, v, 0) below the box, the box's corner c at height z falls at
+// u + (c - u) / z on the top square: the bottom face's shadow contains the top face's, so the shadow is the
+// square [u - u / 0.45, u + (0.5 - u) / 0.45] x (the same in v), clipped to the unit square, whose bound
+// reaches the square's edge at u = 1/11.
+double BoxAboveASquareExact() {
+  const double z = 0.45, edge = (1 - 0.5 / z) / (1 - 1 / z);
+  const double breaks[] = {0, edge, 0.5};
+  std::vector<double> x, w;
+  GaussLegendre01(24, x, w);
+  double sum = 0;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (size_t i = 0; i < x.size(); ++i)
+        for (size_t j = 0; j < x.size(); ++j) {
+          const double u = breaks[a] + (breaks[a + 1] - breaks[a]) * x[i];
+          const double v = breaks[b] + (breaks[b + 1] - breaks[b]) * x[j];
+          const double xlo = std::max(0.0, u - u / z), xhi = std::min(1.0, u + (0.5 - u) / z);
+          const double ylo = std::max(0.0, v - v / z), yhi = std::min(1.0, v + (0.5 - v) / z);
+          const double f = PointToParallelRect(-u, 1 - u, -v, 1 - v, 1) -
+                           PointToParallelRect(xlo - u, xhi - u, ylo - v, yhi - v, 1);
+          sum += (breaks[a + 1] - breaks[a]) * (breaks[b + 1] - breaks[b]) * w[i] * w[j] * f;
+        }
+  return sum / 0.25;  // per unit emitter area
+}
+
+TEST(ExactVisibility, ConvexBoxCastsOneShadowAndMatchesItsClosedForm) {
+  std::vector<std::vector<Vec3>> polygons = {RectZ(0, 0.5, 0, 0.5, 0, true), RectZ(0, 1, 0, 1, 1, false),
+                                             RectZ(0, 1, 0, 1, 0, true)};
+  for (auto &f : BoxFaces({0, 0, 0.45}, {0.5, 0.5, 0.55}, true)) polygons.push_back(f);
+  const FormFactorGeometry g = BuildFormFactorGeometry(SceneOf(polygons), 0);
+  for (size_t o = 3; o < g.occluders.size(); ++o) EXPECT_GE(g.occluders[o].convexSurface, 0) << "box face " << o;
+  const double exact = BoxAboveASquareExact();
+  const PairResult r = FormFactorPair(g, 0, 1, PairSettings{});
+  EXPECT_TRUE(r.occluded);
+  EXPECT_NEAR(r.value / exact - 1, 0, 1e-6) << r.value << " exact " << exact;
+  // From the whole unit square (polygon 2), up to three faces of the box face a point, and the hull of their
+  // shadows is an octagon: cast one by one (no convex body), the faces give the same value to rounding.
+  FormFactorGeometry faceByFace = g;
+  for (Occluder &o : faceByFace.occluders) o.convexSurface = -1;
+  for (int emitter : {0, 2}) {
+    const double hull = FormFactorPair(g, emitter, 1, PairSettings{}).value;
+    EXPECT_NEAR(FormFactorPair(faceByFace, emitter, 1, PairSettings{}).value / hull - 1, 0, 1e-9) << emitter;
+  }
+}
+
+TEST(ConvexSurfaces, OnlyClosedSurfacesConvexTowardsTheirFronts) {
+  auto convexCount = [](const std::vector<std::vector<Vec3>> &polygons) {
+    const Scene s = SceneOf(polygons);
+    int count = 0;
+    for (int id : ConvexSurfaceOfFace(s, ClosedSurfaceOfFace(s))) count += id >= 0;
+    return count;
+  };
+  EXPECT_EQ(convexCount(BoxFaces({0, 0, 0}, {1, 1, 1}, true)), 6);   // a block seen from outside
+  EXPECT_EQ(convexCount(BoxFaces({0, 0, 0}, {1, 1, 1}, false)), 0);  // a room: fronts inside
+  auto open = BoxFaces({0, 0, 0}, {1, 1, 1}, true);
+  open.pop_back();
+  EXPECT_EQ(convexCount(open), 0);  // not closed
+  // Two blocks sharing a face's plane, welded into an L-shaped closed surface: closed but not convex.
+  std::vector<std::vector<Vec3>> ell = {
+      {{0, 0, 0}, {0, 2, 0}, {1, 2, 0}, {1, 1, 0}, {2, 1, 0}, {2, 0, 0}},  // bottom, facing down
+      {{0, 0, 1}, {2, 0, 1}, {2, 1, 1}, {1, 1, 1}, {1, 2, 1}, {0, 2, 1}},  // top, facing up
+      {{0, 0, 0}, {2, 0, 0}, {2, 0, 1}, {0, 0, 1}},                      // y = 0
+      {{2, 0, 0}, {2, 1, 0}, {2, 1, 1}, {2, 0, 1}},                      // x = 2
+      {{2, 1, 0}, {1, 1, 0}, {1, 1, 1}, {2, 1, 1}},                      // y = 1 (inner corner)
+      {{1, 1, 0}, {1, 2, 0}, {1, 2, 1}, {1, 1, 1}},                      // x = 1 (inner corner)
+      {{1, 2, 0}, {0, 2, 0}, {0, 2, 1}, {1, 2, 1}},                      // y = 2
+      {{0, 2, 0}, {0, 0, 0}, {0, 0, 1}, {0, 2, 1}},                      // x = 0
+  };
+  const Scene s = SceneOf(ell);
+  const std::vector<int> closed = ClosedSurfaceOfFace(s);
+  for (int id : closed) EXPECT_GE(id, 0);
+  EXPECT_EQ(convexCount(ell), 0);
+}
+
 TEST(ExactVisibility, HalfBlockedPairIsExactlyHalf) {
   // A blocker covering exactly the half x < 0.5 of the gap between opposed unit squares: by the symmetry
   // x -> 1 - x, the pair's factor is half the open value (Howell C-11), to the cubature's tolerance.

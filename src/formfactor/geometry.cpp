@@ -24,7 +24,8 @@ int FindRoot(std::vector<int> &parent, int x) {
 }
 
 void AddOccluders(const Scene &scene, FormFactorGeometry &g) {
-  const std::vector<bool> closed = ClosedSurfaceFaces(scene, g.interpenetrations.passedThrough);
+  const std::vector<int> surface = ClosedSurfaceOfFace(scene, g.interpenetrations.passedThrough);
+  const std::vector<int> convex = ConvexSurfaceOfFace(scene, surface);
   g.occludersOfFace.resize(scene.faces.size());
   for (size_t f = 0; f < scene.faces.size(); ++f) {
     const auto &c = scene.faces[f].corners;
@@ -32,12 +33,12 @@ void AddOccluders(const Scene &scene, FormFactorGeometry &g) {
     const Vec3 normal = Normalize(NewellNormal(c.data(), n));
     if (n <= ConvexPolygon::kCapacity - 2) {  // leave room for clipping
       g.occludersOfFace[f].push_back(int(g.occluders.size()));
-      g.occluders.push_back(Occluder{MakeConvexPolygon(c.data(), n), normal, int(f), closed[f]});
+      g.occluders.push_back(Occluder{MakeConvexPolygon(c.data(), n), normal, int(f), surface[f] >= 0, convex[f]});
     } else {
       for (int k = 1; k + 1 < n; ++k) {
         const Vec3 tri[3] = {c[0], c[k], c[k + 1]};
         g.occludersOfFace[f].push_back(int(g.occluders.size()));
-        g.occluders.push_back(Occluder{MakeConvexPolygon(tri, 3), normal, int(f), closed[f]});
+        g.occluders.push_back(Occluder{MakeConvexPolygon(tri, 3), normal, int(f), surface[f] >= 0, convex[f]});
       }
     }
   }
@@ -80,6 +81,13 @@ void BuildFacePairCandidates(FormFactorGeometry &g) {
 }  // namespace
 
 std::vector<bool> ClosedSurfaceFaces(const Scene &scene, const std::vector<bool> &pierced) {
+  const std::vector<int> surface = ClosedSurfaceOfFace(scene, pierced);
+  std::vector<bool> closed(surface.size());
+  for (size_t f = 0; f < surface.size(); ++f) closed[f] = surface[f] >= 0;
+  return closed;
+}
+
+std::vector<int> ClosedSurfaceOfFace(const Scene &scene, const std::vector<bool> &pierced) {
   const int nf = int(scene.faces.size());
   // Corners welded by exact position: a soup and a welded mesh of the same surface give the same answer.
   std::map<std::tuple<double, double, double>, int64_t> ids;
@@ -117,9 +125,36 @@ std::vector<bool> ClosedSurfaceFaces(const Scene &scene, const std::vector<bool>
   std::vector<bool> rootClosed(nf, true);
   for (int f = 0; f < nf; ++f)
     if (!local[f] || (size_t(f) < pierced.size() && pierced[size_t(f)])) rootClosed[FindRoot(parent, f)] = false;
-  std::vector<bool> closed(nf);
-  for (int f = 0; f < nf; ++f) closed[f] = rootClosed[FindRoot(parent, f)];
-  return closed;
+  std::vector<int> surface(nf, -1);  // numbered by their root face
+  for (int f = 0; f < nf; ++f)
+    if (rootClosed[FindRoot(parent, f)]) surface[f] = FindRoot(parent, f);
+  return surface;
+}
+
+std::vector<int> ConvexSurfaceOfFace(const Scene &scene, const std::vector<int> &closedSurface) {
+  const int nf = int(scene.faces.size());
+  std::map<int, std::vector<int>> members;
+  for (int f = 0; f < nf; ++f)
+    if (closedSurface[size_t(f)] >= 0) members[closedSurface[size_t(f)]].push_back(f);
+  std::vector<int> convex(nf, -1);
+  for (const auto &[id, faces] : members) {
+    if (faces.size() > kMaxConvexSurfaceFaces) continue;
+    // Convex with its fronts outside: every corner of the surface on or behind every face's plane.
+    std::vector<Vec3> corners;
+    for (int f : faces) corners.insert(corners.end(), scene.faces[f].corners.begin(), scene.faces[f].corners.end());
+    Vec3 lo = corners[0], hi = corners[0];
+    for (const Vec3 &c : corners) lo = Min(lo, c), hi = Max(hi, c);
+    const double tolerance = 1e-9 * Length(hi - lo);
+    bool isConvex = true;
+    for (size_t k = 0; k < faces.size() && isConvex; ++k) {
+      const auto &c = scene.faces[faces[k]].corners;
+      const Vec3 normal = Normalize(NewellNormal(c.data(), int(c.size())));
+      for (const Vec3 &p : corners) isConvex = isConvex && Dot(normal, p - c[0]) <= tolerance;
+    }
+    if (isConvex)
+      for (int f : faces) convex[f] = id;
+  }
+  return convex;
 }
 
 FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {

@@ -25,6 +25,10 @@ struct Occluder {
   // the polygons that face the segment's start already block every segment it blocks: the exact kernel
   // skips the others.
   bool closedSurface = false;
+  // The closed surface it belongs to when that surface is convex with its fronts outside (every corner on or
+  // behind every face's plane), -1 otherwise: seen from outside, such a surface's shadow is the convex hull of
+  // its corners' shadows, one polygon instead of one per face (convex_body_shadow.h).
+  int convexSurface = -1;
 };
 
 struct FormFactorGeometry {
@@ -56,6 +60,17 @@ FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv);
 // A surface with a polygon in `pierced` (one passing through, or passed through by, another polygon) does not
 // count as closed: a point on the piercing polygon may lie inside it.
 std::vector<bool> ClosedSurfaceFaces(const Scene &scene, const std::vector<bool> &pierced = {});
+
+// The same as a number per input polygon: the closed surface it belongs to (numbered by one of its polygons),
+// or -1.
+std::vector<int> ClosedSurfaceOfFace(const Scene &scene, const std::vector<bool> &pierced = {});
+
+// Closed surfaces of at most this many polygons are checked for convexity (the check is quadratic).
+constexpr size_t kMaxConvexSurfaceFaces = 4096;
+
+// Per input polygon, its closed surface (ClosedSurfaceOfFace) when that surface is convex with its fronts
+// outside, or -1.
+std::vector<int> ConvexSurfaceOfFace(const Scene &scene, const std::vector<int> &closedSurface);
 
 RAD_HD RAD_INLINE ConvexPolygon PatchPolygon(const Patch &p) { return MakeConvexPolygon(p.corners, p.cornerCount); }
 

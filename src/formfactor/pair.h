@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "formfactor/convex_body_shadow.h"
 #include "formfactor/geometry.h"
 #include "formfactor/geometry_view.h"
 #include "formfactor/pair_result.h"
@@ -35,9 +36,27 @@ struct VisibleReceiverFactor {
     Polygon2 shadows[kMaxPairOccluders];
     int count = 0;
     const double h = Dot(frame->normal, x - frame->origin);
+    int bodies[kMaxPairOccluders];  // convex bodies already cast as one shadow, and those cast face by face
+    bool bodyWhole[kMaxPairOccluders];
+    int bodyCount = 0;
     if (h > 0)
       for (int c = 0; c < candidateCount; ++c) {
         const Occluder &o = occluders[candidates[c]];
+        if (o.convexSurface >= 0) {
+          int known = 0;
+          while (known < bodyCount && bodies[known] != o.convexSurface) ++known;
+          if (known == bodyCount) {
+            bodies[bodyCount] = o.convexSurface;
+            bodyWhole[bodyCount++] = ConvexBodyShadow(*frame, x, h, occluders, candidates, candidateCount,
+                                                      o.convexSurface, shadows[count]);
+            if (bodyWhole[known]) {
+              if (shadows[count].n > 0) ++count;
+              continue;
+            }
+          } else if (bodyWhole[known]) {
+            continue;
+          }
+        }
         if (o.closedSurface && !(Dot(o.normal, x - o.polygon.v[0]) > 0)) continue;  // geometry.h says why
         const Polygon2 s = ShadowOnReceiver(*frame, x, h, o.polygon);
         if (s.n > 0) shadows[count++] = s;

@@ -165,38 +165,54 @@ RAD_HD inline ReceiverFrame MakeReceiverFrame(const ConvexPolygon &receiver, Vec
   return f;
 }
 
-// The shadow of `occluder` on the receiver as seen from x (height h = distance of x in front of the receiver's
-// plane, > 0), clipped to the receiver; n == 0 when it casts none there.
-RAD_HD inline Polygon2 ShadowOnReceiver(const ReceiverFrame &f, Vec3 x, double h, const ConvexPolygon &occluder) {
-  using namespace visible_detail;
-  Polygon2 shadow;
-  // The slab between the receiver's plane and x: parts at or behind the plane cannot block, and parts level
-  // with x would project to infinity (a part within 1e-9 h of x's level blocks a solid angle of that order).
+// The corners of the part of `occluder` that can stand between x and the receiver, cast from x onto the
+// receiver's plane (h = distance of x in front of that plane, > 0): written to `out`, their count returned (0
+// when no part can). The part is the slab between the receiver's plane and x: parts at or behind the plane
+// cannot block, and parts level with x would project to infinity (a part within 1e-9 h of x's level blocks a
+// solid angle of that order).
+RAD_HD inline int CastSlabCorners(const ReceiverFrame &f, Vec3 x, double h, const ConvexPolygon &occluder,
+                                  Point2 *out) {
   ConvexPolygon slab = occluder;
   ClipToHalfSpaceInPlace(slab, f.normal, f.origin, f.tolerance);
   ClipToHalfSpaceInPlace(slab, -f.normal, f.origin + f.normal * (h * (1 - 1e-9)), f.tolerance);
-  if (slab.n < 3) return shadow;
+  if (slab.n < 3) return 0;
   const Vec3 xo = x - f.origin;
   for (int k = 0; k < slab.n; ++k) {
     const Vec3 q = slab.v[k] - x;
     const double t = h / (h - Dot(f.normal, slab.v[k] - f.origin));
     const Vec3 p = xo + q * t;
-    shadow.v[shadow.n++] = Point2{Dot(p, f.e1), Dot(p, f.e2)};
+    out[k] = Point2{Dot(p, f.e1), Dot(p, f.e2)};
   }
+  return slab.n;
+}
+
+// A counter-clockwise shadow clipped to the receiver, in place; n == 0 when nothing of it falls there, or
+// when it is narrower than the tolerance (an occluder seen edge-on hides nothing).
+RAD_HD inline void ClipShadowToReceiver(const ReceiverFrame &f, Polygon2 &shadow) {
+  using namespace visible_detail;
+  for (int k = 0; k < f.polygon.n && shadow.n > 0; ++k)
+    ClipLeftOf(shadow, f.polygon.v[k], f.polygon.v[(k + 1) % f.polygon.n], f.edgeTolerance[k]);
+  if (shadow.n > 0) {
+    UpdateBounds(shadow);
+    const double extent = Larger(shadow.hi.x - shadow.lo.x, shadow.hi.y - shadow.lo.y);
+    if (!(SignedArea2(shadow) > f.tolerance * extent)) shadow.n = 0;
+  }
+}
+
+// The shadow of `occluder` on the receiver as seen from x (height h = distance of x in front of the receiver's
+// plane, > 0), clipped to the receiver; n == 0 when it casts none there.
+RAD_HD inline Polygon2 ShadowOnReceiver(const ReceiverFrame &f, Vec3 x, double h, const ConvexPolygon &occluder) {
+  using namespace visible_detail;
+  Polygon2 shadow;
+  shadow.n = CastSlabCorners(f, x, h, occluder, shadow.v);
+  if (shadow.n == 0) return shadow;
   if (SignedArea2(shadow) < 0)  // an occluder seen from its back: make it counter-clockwise
     for (int a = 0, b = shadow.n - 1; a < b; ++a, --b) {
       const Point2 tmp = shadow.v[a];
       shadow.v[a] = shadow.v[b];
       shadow.v[b] = tmp;
     }
-  for (int k = 0; k < f.polygon.n && shadow.n > 0; ++k)
-    ClipLeftOf(shadow, f.polygon.v[k], f.polygon.v[(k + 1) % f.polygon.n], f.edgeTolerance[k]);
-  if (shadow.n > 0) {
-    UpdateBounds(shadow);
-    // A shadow narrower than the tolerance (an occluder seen edge-on) hides nothing.
-    const double extent = Larger(shadow.hi.x - shadow.lo.x, shadow.hi.y - shadow.lo.y);
-    if (!(SignedArea2(shadow) > f.tolerance * extent)) shadow.n = 0;
-  }
+  ClipShadowToReceiver(f, shadow);
   return shadow;
 }
 
