@@ -66,9 +66,10 @@ RAD_HD RAD_INLINE Polygon ClipBySignedDistance(const Polygon &poly, double toler
   return out;
 }
 
-// Keeps the part of `poly` where Dot(planeNormal, x - planePoint) >= 0, in place.
-RAD_HD RAD_INLINE void ClipToHalfSpaceInPlace(ConvexPolygon &poly, Vec3 planeNormal, Vec3 planePoint,
-                                              double tolerance) {
+// Keeps the part of `poly` (any 3-D polygon type: ConvexPolygon, or the wider ones of penumbra.h) where
+// Dot(planeNormal, x - planePoint) >= 0, in place.
+template <class Polygon>
+RAD_HD RAD_INLINE void ClipToHalfSpaceInPlace(Polygon &poly, Vec3 planeNormal, Vec3 planePoint, double tolerance) {
   ClipBySignedDistanceInPlace(
       poly, tolerance, [&](Vec3 x) { return Dot(planeNormal, x - planePoint); },
       [](Vec3 a, Vec3 b, double t) { return a + (b - a) * t; });
@@ -77,9 +78,23 @@ RAD_HD RAD_INLINE void ClipToHalfSpaceInPlace(ConvexPolygon &poly, Vec3 planeNor
 // Keeps the part of `poly` where Dot(planeNormal, x - planePoint) >= 0.
 RAD_HD RAD_INLINE ConvexPolygon ClipToHalfSpace(const ConvexPolygon &poly, Vec3 planeNormal, Vec3 planePoint,
                                                 double tolerance) {
-  return ClipBySignedDistance(
-      poly, tolerance, [&](Vec3 x) { return Dot(planeNormal, x - planePoint); },
-      [](Vec3 a, Vec3 b, double t) { return a + (b - a) * t; });
+  ConvexPolygon out = poly;
+  ClipToHalfSpaceInPlace(out, planeNormal, planePoint, tolerance);
+  return out;
+}
+
+// The mean of the corners: a point inside, for telling the sides of an edge apart.
+RAD_HD RAD_INLINE Vec3 PolygonCentre(const ConvexPolygon &p) {
+  Vec3 c;
+  for (int k = 0; k < p.n; ++k) c += p.v[k];
+  return c / double(p.n);
+}
+
+// A normal of edge k (corner k to k + 1) in the polygon's plane (unit normal `planeNormal`), pointing away from
+// `centre` (PolygonCentre): |edge| long.
+RAD_HD RAD_INLINE Vec3 OutwardEdgeNormal(const ConvexPolygon &p, int k, Vec3 planeNormal, Vec3 centre) {
+  const Vec3 outward = Cross(p.v[(k + 1) % p.n] - p.v[k], planeNormal);
+  return Dot(outward, centre - p.v[k]) > 0 ? -outward : outward;
 }
 
 // Twice the area times the unit normal about which the corners run counter-clockwise.

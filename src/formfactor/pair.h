@@ -129,14 +129,11 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
   if (regions.umbra.n >= 3) {
     // The domain less the umbra as convex pieces: outside the umbra's k-th edge and inside the ones before it.
     const ConvexPolygon &u = regions.umbra;
-    Vec3 centre;
-    for (int k = 0; k < u.n; ++k) centre += u.v[k];
-    centre = centre / double(u.n);
+    const Vec3 centre = PolygonCentre(u);
     ConvexPolygon rest = domain;
     bool fits = true;
     for (int k = 0; k < u.n && rest.n > 0; ++k) {
-      Vec3 outward = Cross(u.v[(k + 1) % u.n] - u.v[k], emitter.normal);
-      if (Dot(outward, centre - u.v[k]) > 0) outward = -outward;
+      const Vec3 outward = OutwardEdgeNormal(u, k, emitter.normal, centre);
       if (!(LengthSquared(outward) > 0)) continue;
       if (rest.n + 1 > ConvexPolygon::kCapacity) {
         fits = false;

@@ -50,20 +50,15 @@ struct WidePolygon {
   int n = 0;
 };
 
-template <class Polygon>
-RAD_HD RAD_INLINE Polygon KeepInFront(const Polygon &p, Vec3 normal, Vec3 point) {
-  return ClipBySignedDistance(
-      p, 0.0, [&](Vec3 x) { return Dot(normal, x - point); }, [](Vec3 a, Vec3 b, double t) { return a + (b - a) * t; });
-}
-
 // The part of occluder `o` that can stand between emitter and receiver: in front of both planes (n == 0: none).
 RAD_HD inline WidePolygon PartBetween(const ConvexPolygon &o, Vec3 emitterNormal, Vec3 e0, Vec3 receiverNormal,
                                       Vec3 r0) {
   WidePolygon p;
   for (int k = 0; k < o.n; ++k) p.v[k] = o.v[k];
   p.n = o.n;
-  p = KeepInFront(p, emitterNormal, e0);
-  return KeepInFront(p, receiverNormal, r0);
+  ClipToHalfSpaceInPlace(p, emitterNormal, e0, 0.0);
+  ClipToHalfSpaceInPlace(p, receiverNormal, r0, 0.0);
+  return p;
 }
 
 // Whether every corner of `p` is nearer the emitter's plane than the receiver's nearest corner, with room to
@@ -104,7 +99,7 @@ RAD_HD inline WidePolygon ClipToProjection(const WidePolygon &e, Vec3 emitterNor
     Vec3 inward = Cross(emitterNormal, edge);  // left of the edge, inside when counter-clockwise
     if (orientation < 0) inward = -inward;
     if (!(LengthSquared(inward) > 0)) continue;
-    out = KeepInFront(out, inward, q[m]);
+    ClipToHalfSpaceInPlace(out, inward, q[m], 0.0);
   }
   return out;
 }
@@ -122,14 +117,11 @@ RAD_HD inline ShadowRegions FindShadowRegions(const ClippedPair &cp, Vec3 emitte
   if (!(receiverNearest > 0)) return out;  // the receiver touches the emitter's plane
 
   // Outward normals of the emitter's edges, in its plane, and the projections' extent along each.
-  Vec3 centre;
-  for (int k = 0; k < E.n; ++k) centre += E.v[k];
-  centre = centre / double(E.n);
+  const Vec3 centre = PolygonCentre(E);
   Vec3 outward[ConvexPolygon::kCapacity];
   double extent[ConvexPolygon::kCapacity];
   for (int k = 0; k < E.n; ++k) {
-    outward[k] = Normalize(Cross(E.v[(k + 1) % E.n] - E.v[k], emitterNormal));
-    if (Dot(outward[k], centre - E.v[k]) > 0) outward[k] = -outward[k];
+    outward[k] = Normalize(OutwardEdgeNormal(E, k, emitterNormal, centre));
     extent[k] = -1e300;
   }
   WidePolygon emitter;
@@ -250,14 +242,11 @@ RAD_HD inline void ForEachShadowEvent(const ClippedPair &cp, Vec3 emitterNormal,
 // Whether segment a-b passes through the interior of convex polygon `p` (both in the plane with normal
 // `normal`) over more than `minimum` of its length.
 RAD_HD inline bool SegmentPassesThrough(const ConvexPolygon &p, Vec3 normal, Vec3 a, Vec3 b, double minimum) {
-  Vec3 centre;
-  for (int k = 0; k < p.n; ++k) centre += p.v[k];
-  centre = centre / double(p.n);
+  const Vec3 centre = PolygonCentre(p);
   const Vec3 d = b - a;
   double t0 = 0, t1 = 1;
   for (int k = 0; k < p.n && t0 < t1; ++k) {
-    Vec3 inward = Cross(normal, p.v[(k + 1) % p.n] - p.v[k]);
-    if (Dot(inward, centre - p.v[k]) < 0) inward = -inward;
+    const Vec3 inward = -OutwardEdgeNormal(p, k, normal, centre);
     const double along = Dot(inward, d), at = Dot(inward, a - p.v[k]);
     if (along == 0) {
       if (at <= 0) return false;

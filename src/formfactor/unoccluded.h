@@ -42,11 +42,6 @@ RAD_HD RAD_INLINE ClippedPair ClipPair(const ConvexPolygon &emitter, Vec3 emitte
 // cosines change fast relative to their small values: perpendicular tiles whose planes meet along a line
 // through both were 1.3e-5 off with the degree-7 rule at 1.2 diameters, where facing ones are 6e-7 off.
 RAD_HD RAD_INLINE double SeparationRatio(const ClippedPair &pair, Vec3 emitterNormal, Vec3 receiverNormal) {
-  auto centre = [](const ConvexPolygon &p) {
-    Vec3 c;
-    for (int k = 0; k < p.n; ++k) c += p.v[k];
-    return c / double(p.n);
-  };
   auto radius = [](const ConvexPolygon &p, Vec3 c) {
     double r2 = 0;
     for (int k = 0; k < p.n; ++k) r2 = Larger(r2, LengthSquared(p.v[k] - c));
@@ -58,7 +53,7 @@ RAD_HD RAD_INLINE double SeparationRatio(const ClippedPair &pair, Vec3 emitterNo
     for (int k = 0; k < p.n; ++k) d = Smaller(d, Dot(normal, p.v[k] - point));
     return d;
   };
-  const Vec3 ce = centre(pair.emitter), cr = centre(pair.receiver);
+  const Vec3 ce = PolygonCentre(pair.emitter), cr = PolygonCentre(pair.receiver);
   const double re = radius(pair.emitter, ce), rr = radius(pair.receiver, cr);
   const double gap = Smaller(Length(ce - cr) - re - rr,
                              Smaller(planeDistance(pair.emitter, receiverNormal, pair.receiver.v[0]),
