@@ -105,6 +105,10 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   DeviceBuffer<Occluder> occluders(g.occluders);
   DeviceBuffer<int64_t> candidateStart(g.candidateStart);
   DeviceBuffer<int32_t> candidates(g.candidates);
+  DeviceBuffer<int32_t> convexCornerStart(g.convexCornerStart);
+  DeviceBuffer<Vec3> convexCorners(g.convexCorners);
+  DeviceBuffer<int32_t> convexFaceStart(g.convexFaceStart);
+  DeviceBuffer<int32_t> convexFaces(g.convexFaces);
   DeviceBuffer<long long> dRows(rows);
   DeviceBuffer<double> values(size_t(chunkRows * n));
   DeviceBuffer<uint8_t> needsRays(size_t(chunkRows * n));
@@ -123,6 +127,10 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   view.occluders = occluders.data();
   view.candidateStart = candidateStart.data();
   view.candidates = candidates.data();
+  view.convexCornerStart = g.convexCornerStart.empty() ? nullptr : convexCornerStart.data();
+  view.convexCorners = convexCorners.data();
+  view.convexFaceStart = g.convexFaceStart.empty() ? nullptr : convexFaceStart.data();
+  view.convexFaces = convexFaces.data();
   view.occluderBvh = occluderBvh->View();
 
   Progress progress("form factors (GPU)", m, showProgress);

@@ -394,6 +394,99 @@ TEST(ExactVisibility, ConvexBoxCastsOneShadowAndMatchesItsClosedForm) {
   }
 }
 
+// A UV sphere (`segments` around, `rings` from pole to pole) of radius r about c, fronts outward: triangle fans
+// at the poles and quads between, as the Cornell scene's sphere.
+std::vector<std::vector<Vec3>> SphereFaces(Vec3 c, double r, int segments, int rings) {
+  auto at = [&](int ring, int segment) {  // the poles and the seam exactly shared
+    if (ring == 0 || ring == rings) return c + Vec3{0, 0, ring == 0 ? r : -r};
+    const double theta = kPi * ring / rings, phi = 2 * kPi * (segment % segments) / segments;
+    return c + Vec3{r * std::sin(theta) * std::cos(phi), r * std::sin(theta) * std::sin(phi), r * std::cos(theta)};
+  };
+  std::vector<std::vector<Vec3>> faces;
+  for (int ring = 0; ring < rings; ++ring)
+    for (int s = 0; s < segments; ++s) {
+      std::vector<Vec3> f = {at(ring, s), at(ring + 1, s), at(ring + 1, s + 1), at(ring, s + 1)};
+      if (ring == 0) f.erase(f.begin() + 3);              // the north pole once
+      if (ring == rings - 1) f.erase(f.begin() + 1);      // the south pole once
+      Vec3 mid{0, 0, 0}, normal{0, 0, 0};
+      for (size_t k = 0; k < f.size(); ++k) mid += f[k] / double(f.size());
+      for (size_t k = 0; k < f.size(); ++k) normal += Cross(f[k], f[(k + 1) % f.size()]);
+      if (Dot(normal, mid - c) < 0) std::reverse(f.begin(), f.end());
+      faces.push_back(f);
+    }
+  return faces;
+}
+
+// The exact kernel casts a convex body's shadow three ways: through its silhouette, found once for a piece of
+// the emitter that no face's plane crosses (FixedSilhouette); as the hull of its faces' shadows at each point
+// (ConvexBodyShadow); or face by face. At a point, the fixed silhouette's shadow is checked against the hull of
+// all the sphere's corners cast here (gift wrapping) with Lambert's formula; over the pair, the three agree.
+TEST(ExactVisibility, SphereShadowThroughItsFixedSilhouette) {
+  std::vector<std::vector<Vec3>> polygons = {RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false)};
+  const Vec3 centre{0.5, 0.45, 0.5};
+  const double radius = 0.1;  // its shadows fall inside the receiver, whole
+  for (auto &f : SphereFaces(centre, radius, 8, 5)) polygons.push_back(f);
+  const FormFactorGeometry g = BuildFormFactorGeometry(SceneOf(polygons), 0);
+  const GeometryView view = ViewOf(g);
+  const int body = g.occluders[2].convexSurface;
+  ASSERT_GE(body, 0);
+  int cornerCount, faceCount;
+  const Vec3 *corners = ConvexCorners(view, body, cornerCount);
+  const int32_t *faces = ConvexFaces(view, body, faceCount);
+  ASSERT_EQ(cornerCount, 8 * 4 + 2);  // four rings of eight and two poles, each once
+  ASSERT_EQ(faceCount, 40);
+
+  const ConvexPolygon receiver = PatchPolygon(g.patches[1]);
+  const ReceiverFrame frame = MakeReceiverFrame(receiver, g.patches[1].normal);
+  const std::vector<Vec3> small = RectZ(0.45, 0.55, 0.4, 0.5, 0, true);
+  const ConvexPolygon piece = MakeConvexPolygon(small.data(), 4);
+  FixedSilhouette silhouette;
+  ASSERT_TRUE(FindFixedSilhouette(frame, piece, body, corners, cornerCount, view.occluders, faces, faceCount, 1e-12,
+                                  silhouette));
+  EXPECT_GE(silhouette.n, 6);
+  // The whole emitter is crossed by the planes of the sphere's faces: its silhouette changes over it.
+  const ConvexPolygon whole = PatchPolygon(g.patches[0]);
+  FixedSilhouette none;
+  EXPECT_FALSE(FindFixedSilhouette(frame, whole, body, corners, cornerCount, view.occluders, faces, faceCount, 1e-12,
+                                   none));
+
+  for (Vec3 x : {Vec3{0.46, 0.41, 0}, Vec3{0.5, 0.45, 0}, Vec3{0.54, 0.49, 0}, Vec3{0.47, 0.48, 0}}) {
+    Polygon2 shadow;
+    CastFixedSilhouette(frame, x, 1, corners, silhouette, shadow);
+    double hidden = 0;
+    ASSERT_TRUE(DisjointShadowsFactor(x, {0, 0, 1}, frame, &shadow, 1, hidden));
+    // Independently: every corner cast onto z = 1 from x, their hull by gift wrapping, Lambert's formula.
+    std::vector<Vec3> cast;
+    for (int k = 0; k < cornerCount; ++k) cast.push_back(x + (corners[k] - x) * (1 / corners[k].z));
+    std::vector<Vec3> hull;
+    size_t start = 0;
+    for (size_t k = 1; k < cast.size(); ++k)
+      if (cast[k].x < cast[start].x) start = k;
+    for (size_t current = start;;) {
+      hull.push_back(cast[current]);
+      size_t next = (current + 1) % cast.size();
+      for (size_t k = 0; k < cast.size(); ++k)
+        if (Cross(cast[next] - cast[current], cast[k] - cast[current]).z < 0) next = k;
+      current = next;
+      if (current == start || hull.size() > cast.size()) break;
+    }
+    const double expected = LambertPointToPolygon(x, {0, 0, 1}, hull);
+    EXPECT_NEAR(hidden / expected - 1, 0, 1e-12) << "x " << x.x << " " << x.y;
+  }
+
+  // The pair three ways: as built (fixed silhouettes where a piece allows, the hull elsewhere), without the
+  // corner lists (the hull at every point), and face by face.
+  FormFactorGeometry hullOnly = g, faceByFace = g;
+  hullOnly.convexCornerStart.clear();
+  hullOnly.convexFaceStart.clear();
+  for (Occluder &o : faceByFace.occluders) o.convexSurface = -1;
+  const PairResult built = FormFactorPair(g, 0, 1, PairSettings{});
+  EXPECT_TRUE(built.occluded);
+  EXPECT_GT(built.value, 0.0);
+  for (const FormFactorGeometry *other : {&hullOnly, &faceByFace})
+    EXPECT_NEAR(FormFactorPair(*other, 0, 1, PairSettings{}).value / built.value - 1, 0, 1e-9);
+}
+
 TEST(ConvexSurfaces, OnlyClosedSurfacesConvexTowardsTheirFronts) {
   auto convexCount = [](const std::vector<std::vector<Vec3>> &polygons) {
     const Scene s = SceneOf(polygons);

@@ -5,10 +5,12 @@
 // of 40 faces casts 4 to 20 overlapping shadows whose shared edges all cancel. Seen from x outside a convex
 // body B, the points of the receiver's plane whose segment to x meets B form the central projection of B's
 // part between the two (the slab of CastSlabCorners), a convex set: the hull of the projections of that part's
-// corners. Only the body's faces in the pair's candidate list are at hand, not all of them; their slab
-// corners are points of B, so their hull lies inside the body's shadow, and any point of the receiver in that
-// shadow is hidden by a face of B facing x whose shadow reaches the receiver, which is therefore a candidate:
-// inside the receiver the hull of the candidate faces toward x and the true shadow agree.
+// corners. When all of B lies inside the slab, that is the hull of B's corners' projections, each corner cast
+// once (a sphere's corners are shared by four faces). Otherwise the body's faces in the pair's candidate list
+// are cast, clipped to the slab: their slab corners are points of B, so their hull lies inside the body's
+// shadow, and any point of the receiver in that shadow is hidden by a face of B facing x whose shadow reaches
+// the receiver, which is therefore a candidate: inside the receiver the hull of the candidate faces toward x
+// and the true shadow agree.
 #pragma once
 
 #include <cstdint>
@@ -19,57 +21,173 @@
 
 namespace rad {
 
-// Corners gathered for one body's hull at one point; more fall back to casting faces one by one.
-constexpr int kMaxConvexBodyCorners = 96;
-
-// The shadow of convex surface `body` from x, through its faces among `candidates`, written to `shadow`
-// (n == 0: none on the receiver). Returns false when the hull cannot be built within fixed memory (too many
-// corners, or a hull of more corners than a Polygon2 holds): the caller then casts the body's faces one by one.
-RAD_HD inline bool ConvexBodyShadow(const ReceiverFrame &f, Vec3 x, double h, const Occluder *occluders,
-                                    const int32_t *candidates, int count, int body, Polygon2 &shadow) {
+// Drops from ids[0..n) the points strictly inside the polygon of the extreme points in eight directions (Akl
+// and Toussaint's filter), which cannot be corners of the hull; returns how many are left, in their order.
+// The hull is the same (the monotone chain drops inner points anyway), but the sort before it is quadratic,
+// and a body's shadow has most of its corners' shadows inside it.
+RAD_HD inline int DropInnerPoints(const Point2 *points, int *ids, int n) {
   using namespace visible_detail;
+  // The directions counter-clockwise from +x, 45 degrees apart, as (a, b): the extreme maximises a x + b y.
+  const double a[8] = {1, 1, 0, -1, -1, -1, 0, 1}, b[8] = {0, 1, 1, 1, 0, -1, -1, -1};
+  int extreme[8];
+  for (int d = 0; d < 8; ++d) {
+    extreme[d] = ids[0];
+    double best = a[d] * points[ids[0]].x + b[d] * points[ids[0]].y;
+    for (int i = 1; i < n; ++i) {
+      const double value = a[d] * points[ids[i]].x + b[d] * points[ids[i]].y;
+      if (value > best) best = value, extreme[d] = ids[i];
+    }
+  }
+  int kept = 0;
+  for (int i = 0; i < n; ++i) {
+    bool inside = true;
+    for (int d = 0; d < 8 && inside; ++d) {
+      const Point2 p = points[extreme[d]], q = points[extreme[(d + 1) % 8]];
+      if (p.x == q.x && p.y == q.y) continue;  // two directions share their extreme point
+      inside = Cross2(Sub2(q, p), Sub2(points[ids[i]], p)) > 0;
+    }
+    if (!inside) ids[kept++] = ids[i];
+  }
+  return kept;
+}
+
+// The corners of the convex hull of the points ids[0..n) of `points`, counter-clockwise from the lowest of the
+// leftmost, as indices into `points` written to `hull` (room for n + 1); returns their count. Andrew's
+// monotone chain: sort by x then y (insertion sort: a few dozen points), then the lower and the upper chains,
+// turning left only (collinear and repeated points dropped). `ids` is reordered.
+RAD_HD inline int ConvexHull(const Point2 *points, int *ids, int n, int *hull) {
+  using namespace visible_detail;
+  n = DropInnerPoints(points, ids, n);
+  auto before = [&](int a, int b) {
+    return points[a].x < points[b].x || (points[a].x == points[b].x && points[a].y < points[b].y);
+  };
+  for (int i = 1; i < n; ++i) {
+    const int id = ids[i];
+    int j = i - 1;
+    while (j >= 0 && before(id, ids[j])) {
+      ids[j + 1] = ids[j];
+      --j;
+    }
+    ids[j + 1] = id;
+  }
+  auto turnsLeft = [&](int a, int b, int c) {
+    return Cross2(Sub2(points[b], points[a]), Sub2(points[c], points[a])) > 0;
+  };
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    while (m >= 2 && !turnsLeft(hull[m - 2], hull[m - 1], ids[i])) --m;
+    hull[m++] = ids[i];
+  }
+  for (int i = n - 2, lower = m + 1; i >= 0; --i) {
+    while (m >= lower && !turnsLeft(hull[m - 2], hull[m - 1], ids[i])) --m;
+    hull[m++] = ids[i];
+  }
+  return m > 1 ? m - 1 : m;  // the last is the first again
+}
+
+// The shadow of convex surface `body` from x, written to `shadow` (n == 0: none on the receiver). `corners`
+// (`cornerCount` of them, or none) are all the body's corners: when they all lie inside the slab, the body's
+// shadow is the hull of theirs (each cast once, where its faces share it). Otherwise the body's faces among
+// `candidates` are cast, each clipped to the slab. Returns false when the hull cannot be built within fixed
+// memory (too many corners, or a hull that clipped to the receiver could outgrow a Polygon2): the caller then
+// casts the body's faces one by one.
+RAD_HD inline bool ConvexBodyShadow(const ReceiverFrame &f, Vec3 x, double h, const Occluder *occluders,
+                                    const int32_t *candidates, int count, int body, const Vec3 *corners,
+                                    int cornerCount, Polygon2 &shadow) {
   shadow.n = 0;
+  // x is outside the body when it is in front of one of its faces. Faces turned away from x need no casting:
+  // a segment from x that meets the body enters it through a face toward x, so those faces' shadows already
+  // make up the body's (as for any closed surface, geometry.h).
+  auto facesX = [&](const Occluder &o) { return o.convexSurface == body && Dot(o.normal, x - o.polygon.v[0]) > 0; };
+  bool facing = false;
+  for (int c = 0; c < count && !facing; ++c) facing = facesX(occluders[candidates[c]]);
+  if (!facing) return true;  // no face toward x: the body hides nothing it does not already
   Point2 points[kMaxConvexBodyCorners];
   int n = 0;
-  bool facing = false;  // x is outside the body when it is in front of one of its faces
   for (int c = 0; c < count; ++c) {
     const Occluder &o = occluders[candidates[c]];
-    // Faces turned away from x: a segment from x that meets the body enters it through a face toward x, so
-    // those faces' shadows already make up the body's (as for any closed surface, geometry.h).
-    if (o.convexSurface != body || !(Dot(o.normal, x - o.polygon.v[0]) > 0)) continue;
-    facing = true;
+    if (!facesX(o)) continue;
     if (n + ConvexPolygon::kCapacity > kMaxConvexBodyCorners) return false;  // (a slab clip adds two corners)
     n += CastSlabCorners(f, x, h, o.polygon, points + n);
   }
-  if (!facing || n < 3) return true;  // no face toward x: the body hides nothing it does not already
-  // Andrew's monotone chain: sort by x then y (insertion sort: a few dozen points), then the lower and the
-  // upper chains, turning left only (collinear and repeated corners dropped): counter-clockwise.
-  for (int i = 1; i < n; ++i) {
-    const Point2 p = points[i];
-    int j = i - 1;
-    while (j >= 0 && (points[j].x > p.x || (points[j].x == p.x && points[j].y > p.y))) {
-      points[j + 1] = points[j];
-      --j;
-    }
-    points[j + 1] = p;
-  }
-  Point2 hull[2 * kMaxConvexBodyCorners];
-  int m = 0;
-  for (int i = 0; i < n; ++i) {
-    while (m >= 2 && Cross2(Sub2(hull[m - 1], hull[m - 2]), Sub2(points[i], hull[m - 2])) <= 0) --m;
-    hull[m++] = points[i];
-  }
-  for (int i = n - 2, lower = m + 1; i >= 0; --i) {
-    while (m >= lower && Cross2(Sub2(hull[m - 1], hull[m - 2]), Sub2(points[i], hull[m - 2])) <= 0) --m;
-    hull[m++] = points[i];
-  }
-  --m;  // the first point again
-  if (m > Polygon2::kCapacity) return false;
+  if (n < 3) return true;
+  int ids[kMaxConvexBodyCorners], hull[kMaxConvexBodyCorners + 1];
+  for (int i = 0; i < n; ++i) ids[i] = i;
+  const int m = ConvexHull(points, ids, n, hull);
+  if (m + f.polygon.n > Polygon2::kCapacity) return false;  // each clip to a receiver edge may add a corner
   if (m < 3) return true;
-  for (int k = 0; k < m; ++k) shadow.v[k] = hull[k];
+  for (int k = 0; k < m; ++k) shadow.v[k] = points[hull[k]];
   shadow.n = m;
   ClipShadowToReceiver(f, shadow);
   return true;
+}
+
+// A convex body's silhouette over a whole piece of the emitter. Seen from outside, the outline of a convex
+// body's shadow is the shadow of its silhouette, the edges between its faces turned toward the point and those
+// turned away, and that set changes only where the point crosses the plane of one of its faces. Over a piece
+// that no face's plane crosses, and from which the whole body lies inside the slab of CastSlabCorners, the
+// shadow's corners are therefore the same corners of the body in the same order: found once, at the piece's
+// centre, then only those are cast at each cubature point, with no hull to build.
+struct FixedSilhouette {
+  int body = -1;
+  int n = 0;                              // 0: no face of the body turns toward the piece, so it casts nothing
+  int corner[Polygon2::kCapacity];        // indices into the body's corner list, counter-clockwise
+};
+
+// Finds the silhouette of convex surface `body` (its corners and its faces, the occluder indices `faces`) over
+// `piece` (corners of the emitter, unit normal of the receiver's plane in `f`); false when it is not the same
+// over the whole piece, or its shadow could outgrow a Polygon2 when clipped to the receiver. `tolerance` is
+// the emitter's length tolerance: a plane passing within it of a corner of the piece does not cross it.
+RAD_HD inline bool FindFixedSilhouette(const ReceiverFrame &f, const ConvexPolygon &piece, int body,
+                                       const Vec3 *corners, int cornerCount, const Occluder *occluders,
+                                       const int32_t *faces, int faceCount, double tolerance,
+                                       FixedSilhouette &out) {
+  out.body = body;
+  out.n = 0;
+  if (cornerCount < 3 || piece.n < 3) return false;
+  double lowest = 1e300;  // the piece's lowest point above the receiver's plane (heights are linear over it)
+  for (int k = 0; k < piece.n; ++k) lowest = Smaller(lowest, Dot(f.normal, piece.v[k] - f.origin));
+  if (!(lowest > 0)) return false;
+  bool facing = false;
+  for (int c = 0; c < faceCount; ++c) {
+    const Occluder &o = occluders[faces[c]];
+    bool front = false, back = false;
+    for (int k = 0; k < piece.n; ++k) {
+      const double d = Dot(o.normal, piece.v[k] - o.polygon.v[0]);
+      front = front || d > tolerance;
+      back = back || d < -tolerance;
+    }
+    if (front == back) return false;  // crossed by the plane, or lying in it
+    facing = facing || front;
+  }
+  if (!facing) return true;
+  // All corners inside the slab from the lowest point of the piece are inside it from every point.
+  Vec3 lowPoint = piece.v[0];
+  for (int k = 1; k < piece.n; ++k)
+    if (Dot(f.normal, piece.v[k] - f.origin) < Dot(f.normal, lowPoint - f.origin)) lowPoint = piece.v[k];
+  Point2 points[kMaxConvexBodyCorners];
+  if (cornerCount > kMaxConvexBodyCorners || !CastPointsInSlab(f, lowPoint, lowest, corners, cornerCount, points))
+    return false;
+  const Vec3 centre = PolygonCentre(piece);
+  CastPointsInSlab(f, centre, Dot(f.normal, centre - f.origin), corners, cornerCount, points);
+  int ids[kMaxConvexBodyCorners], hull[kMaxConvexBodyCorners + 1];
+  for (int i = 0; i < cornerCount; ++i) ids[i] = i;
+  const int m = ConvexHull(points, ids, cornerCount, hull);
+  if (m < 3 || m + f.polygon.n > Polygon2::kCapacity) return false;
+  for (int k = 0; k < m; ++k) out.corner[k] = hull[k];
+  out.n = m;
+  return true;
+}
+
+// The shadow of a body from x through its fixed silhouette over the piece x lies in, clipped to the receiver.
+RAD_HD inline void CastFixedSilhouette(const ReceiverFrame &f, Vec3 x, double h, const Vec3 *corners,
+                                       const FixedSilhouette &s, Polygon2 &shadow) {
+  for (int k = 0; k < s.n; ++k) {
+    const Vec3 c = corners[s.corner[k]];
+    shadow.v[k] = CastPoint(f, x, h, c, Dot(f.normal, c - f.origin));
+  }
+  shadow.n = s.n;
+  ClipShadowToReceiver(f, shadow);
 }
 
 }  // namespace rad

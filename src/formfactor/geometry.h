@@ -35,6 +35,13 @@ struct FormFactorGeometry {
   std::vector<Patch> patches;
   std::vector<Occluder> occluders;
   std::vector<std::vector<int>> occludersOfFace;  // occluder indices per input polygon
+  // The corners of each convex surface (Occluder::convexSurface, numbered by one of its polygons), each once,
+  // in CSR form indexed by that number (faceCount + 1 entries; empty when there is no convex surface). A
+  // surface with more than kMaxConvexBodyCorners corners gets an empty range (convex_body_shadow.h).
+  std::vector<int32_t> convexCornerStart;
+  std::vector<Vec3> convexCorners;
+  std::vector<int32_t> convexFaceStart;  // and its polygons (occluder indices), alike
+  std::vector<int32_t> convexFaces;
   int faceCount = 0;
   // Face-pair candidate lists in CSR form, indexed by I * faceCount + J; empty when not precomputed.
   bool hasFacePairCandidates = false;
@@ -67,6 +74,11 @@ std::vector<int> ClosedSurfaceOfFace(const Scene &scene, const std::vector<bool>
 
 // Closed surfaces of at most this many polygons are checked for convexity (the check is quadratic).
 constexpr size_t kMaxConvexSurfaceFaces = 4096;
+
+// Corners one convex surface's shadow is cast from at one point (convex_body_shadow.h): a surface with more
+// keeps no corner list (FormFactorGeometry::convexCorners), and a point whose faces bring more casts them one
+// by one.
+constexpr int kMaxConvexBodyCorners = 96;
 
 // Per input polygon, its closed surface (ClosedSurfaceOfFace) when that surface is convex with its fronts
 // outside, or -1.

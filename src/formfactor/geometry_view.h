@@ -12,6 +12,10 @@ struct GeometryView {
   const Patch *patches = nullptr;
   long long patchCount = 0;
   const Occluder *occluders = nullptr;
+  const int32_t *convexCornerStart = nullptr;  // see FormFactorGeometry; null when there is no convex surface
+  const Vec3 *convexCorners = nullptr;
+  const int32_t *convexFaceStart = nullptr;
+  const int32_t *convexFaces = nullptr;
   int faceCount = 0;
   bool hasFacePairCandidates = false;
   const int64_t *candidateStart = nullptr;  // faceCount^2 + 1 entries when hasFacePairCandidates
@@ -25,6 +29,10 @@ inline GeometryView ViewOf(const FormFactorGeometry &g) {
   v.patches = g.patches.data();
   v.patchCount = (long long)g.patches.size();
   v.occluders = g.occluders.data();
+  v.convexCornerStart = g.convexCornerStart.empty() ? nullptr : g.convexCornerStart.data();
+  v.convexCorners = g.convexCorners.data();
+  v.convexFaceStart = g.convexFaceStart.empty() ? nullptr : g.convexFaceStart.data();
+  v.convexFaces = g.convexFaces.data();
   v.faceCount = g.faceCount;
   v.hasFacePairCandidates = g.hasFacePairCandidates;
   v.candidateStart = g.candidateStart.data();

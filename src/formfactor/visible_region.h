@@ -36,11 +36,12 @@ struct Point2 {
 
 // A convex polygon in the receiver's plane, counter-clockwise. An occluder (at most 8 corners after its two
 // slab clips) clipped to a receiver of at most 8 edges has at most 16 corners.
+// Left uninitialised like Point2 (the integrand holds an array of them per cubature point): set n first.
 struct Polygon2 {
   static constexpr int kCapacity = 16;
   Point2 v[kCapacity];
-  int n = 0;
-  Point2 lo{0, 0}, hi{0, 0};  // bounding box
+  int n;
+  Point2 lo, hi;  // bounding box
 };
 
 // The receiver's plane: an orthonormal frame whose third axis is the receiver's front normal, so that a
@@ -165,13 +166,36 @@ RAD_HD inline ReceiverFrame MakeReceiverFrame(const ConvexPolygon &receiver, Vec
   return f;
 }
 
+// The central projection from x (h = distance of x in front of the receiver's plane) of a point at `height`
+// above that plane (below x's level), in the plane's coordinates.
+RAD_HD RAD_INLINE Point2 CastPoint(const ReceiverFrame &f, Vec3 x, double h, Vec3 point, double height) {
+  const Vec3 p = (x - f.origin) + (point - x) * (h / (h - height));
+  return Point2{Dot(p, f.e1), Dot(p, f.e2)};
+}
+
+// Casts points from x onto the receiver's plane (h = distance of x in front of that plane, > 0) when every one
+// lies inside the slab of CastSlabCorners (beyond its tolerances), and returns true; false when one does not,
+// and then `out` holds nothing of use. The heights of the points above the plane do not depend on x, but
+// testing them here costs no more than the projection needs anyway.
+RAD_HD RAD_INLINE bool CastPointsInSlab(const ReceiverFrame &f, Vec3 x, double h, const Vec3 *points, int count,
+                                        Point2 *out) {
+  const double top = h * (1 - 1e-9) - f.tolerance;
+  for (int k = 0; k < count; ++k) {
+    const double height = Dot(f.normal, points[k] - f.origin);
+    if (!(height > f.tolerance && height < top)) return false;
+    out[k] = CastPoint(f, x, h, points[k], height);
+  }
+  return true;
+}
+
 // The corners of the part of `occluder` that can stand between x and the receiver, cast from x onto the
 // receiver's plane (h = distance of x in front of that plane, > 0): written to `out`, their count returned (0
 // when no part can). The part is the slab between the receiver's plane and x: parts at or behind the plane
 // cannot block, and parts level with x would project to infinity (a part within 1e-9 h of x's level blocks a
-// solid angle of that order).
+// solid angle of that order). Most occluders lie wholly inside the slab and are cast as they are.
 RAD_HD inline int CastSlabCorners(const ReceiverFrame &f, Vec3 x, double h, const ConvexPolygon &occluder,
                                   Point2 *out) {
+  if (CastPointsInSlab(f, x, h, occluder.v, occluder.n, out)) return occluder.n;
   ConvexPolygon slab = occluder;
   ClipToHalfSpaceInPlace(slab, f.normal, f.origin, f.tolerance);
   ClipToHalfSpaceInPlace(slab, -f.normal, f.origin + f.normal * (h * (1 - 1e-9)), f.tolerance);
@@ -200,12 +224,12 @@ RAD_HD inline void ClipShadowToReceiver(const ReceiverFrame &f, Polygon2 &shadow
 }
 
 // The shadow of `occluder` on the receiver as seen from x (height h = distance of x in front of the receiver's
-// plane, > 0), clipped to the receiver; n == 0 when it casts none there.
-RAD_HD inline Polygon2 ShadowOnReceiver(const ReceiverFrame &f, Vec3 x, double h, const ConvexPolygon &occluder) {
+// plane, > 0), clipped to the receiver, written to `shadow`; n == 0 when it casts none there.
+RAD_HD inline void ShadowOnReceiver(const ReceiverFrame &f, Vec3 x, double h, const ConvexPolygon &occluder,
+                                    Polygon2 &shadow) {
   using namespace visible_detail;
-  Polygon2 shadow;
   shadow.n = CastSlabCorners(f, x, h, occluder, shadow.v);
-  if (shadow.n == 0) return shadow;
+  if (shadow.n == 0) return;
   if (SignedArea2(shadow) < 0)  // an occluder seen from its back: make it counter-clockwise
     for (int a = 0, b = shadow.n - 1; a < b; ++a, --b) {
       const Point2 tmp = shadow.v[a];
@@ -213,7 +237,35 @@ RAD_HD inline Polygon2 ShadowOnReceiver(const ReceiverFrame &f, Vec3 x, double h
       shadow.v[b] = tmp;
     }
   ClipShadowToReceiver(f, shadow);
-  return shadow;
+}
+
+// The form factor from x (unit normal nx) to the shadows (each made by ShadowOnReceiver, so inside the receiver)
+// when no two of them meet: their bounding boxes lie more than the tolerance apart. Returns false when two may
+// meet. The part of the receiver x sees then has the receiver's factor less this: each shadow's contour is
+// summed on its own, with none of the edge-against-polygon work of PointToVisibleReceiver (most points see
+// one shadow, a convex body's or one polygon's).
+RAD_HD inline bool DisjointShadowsFactor(Vec3 x, Vec3 nx, const ReceiverFrame &f, const Polygon2 *shadows,
+                                         int shadowCount, double &hidden) {
+  const double tol = f.tolerance;
+  for (int a = 0; a < shadowCount; ++a)
+    for (int b = a + 1; b < shadowCount; ++b) {
+      const Polygon2 &A = shadows[a], &B = shadows[b];
+      if (!(A.hi.x + tol < B.lo.x || B.hi.x + tol < A.lo.x || A.hi.y + tol < B.lo.y || B.hi.y + tol < A.lo.y))
+        return false;
+    }
+  auto at = [&](Point2 p) { return f.origin + f.e1 * p.x + f.e2 * p.y; };
+  double sum = 0;
+  for (int a = 0; a < shadowCount; ++a) {
+    const Polygon2 &A = shadows[a];
+    Vec3 previous = at(A.v[A.n - 1]);
+    for (int k = 0; k < A.n; ++k) {
+      const Vec3 corner = at(A.v[k]);
+      sum += ContourEdgeTerm(x, nx, previous, corner);
+      previous = corner;
+    }
+  }
+  hidden = sum / (2 * kPi);
+  return true;
 }
 
 // The form factor from x (unit normal nx) to the receiver less the shadows (each made by ShadowOnReceiver).
