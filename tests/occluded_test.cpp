@@ -88,6 +88,52 @@ TEST(ExactVisibility, CornerObstructionToOneMillionth) {
   EXPECT_EQ(forward.value, backward.value);  // equal areas: reciprocity is equality
 }
 
+// The same squares with the 0.5 x 0.5 blocker at height t < 1 instead of 0.5: from x = (u, v, 0) its shadow
+// on the top square is [0, u + (0.5 - u) / t] in x (and alike in y), clipped to the square, which it leaves at
+// u = (0.5 - t) / (1 - t) and whose far edge passes 0 at u = 0.5 / (1 - t): Gauss-Legendre between those.
+double CornerObstructionAt(double t) {
+  std::vector<double> x, w;
+  GaussLegendre01(32, x, w);
+  std::vector<double> breaks = {0, 1};
+  for (double b : {(0.5 - t) / (1 - t), 0.5 / (1 - t)})
+    if (b > 0 && b < 1) breaks.push_back(b);
+  std::sort(breaks.begin(), breaks.end());
+  auto far = [t](double u) { return std::min(1.0, u + (0.5 - u) / t); };
+  double sum = 0;
+  for (size_t i = 0; i + 1 < breaks.size(); ++i)
+    for (size_t j = 0; j + 1 < breaks.size(); ++j)
+      for (size_t a = 0; a < x.size(); ++a)
+        for (size_t b = 0; b < x.size(); ++b) {
+          const double du = breaks[i + 1] - breaks[i], dv = breaks[j + 1] - breaks[j];
+          const double u = breaks[i] + du * x[a], v = breaks[j] + dv * x[b];
+          const double open = PointToParallelRect(-u, 1 - u, -v, 1 - v, 1);
+          const double shadow = far(u) > 0 && far(v) > 0 ? PointToParallelRect(-u, far(u) - u, -v, far(v) - v, 1) : 0;
+          sum += du * dv * w[a] * w[b] * (open - shadow);
+        }
+  return sum;
+}
+
+// A blocker near one of the squares: the pair is integrated over the square farther from it
+// (IntegrateOverReceiver), whichever is its canonical emitter, and stays exact either way.
+TEST(ExactVisibility, BlockerNearOneSideIsIntegratedFromTheOther) {
+  EXPECT_NEAR(CornerObstructionAt(0.5), CornerObstructionExact(), 1e-12);  // the reference agrees with itself
+  for (double t : {0.2, 0.8}) {
+    const Scene s =
+        SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(0, 0.5, 0, 0.5, t, true)});
+    const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+    const GeometryView view = ViewOf(g);
+    const ClippedPair cp = ClipPair(PatchPolygon(g.patches[0]), g.patches[0].normal, PatchPolygon(g.patches[1]),
+                                    g.patches[1].normal);
+    const int32_t blocker[1] = {2};
+    EXPECT_EQ(IntegrateOverReceiver(cp, g.patches[0], g.patches[1], view, blocker, 1), t < 0.5) << t;
+    const double exact = CornerObstructionAt(t);
+    const PairResult forward = FormFactorPair(g, 0, 1, PairSettings{}), backward = FormFactorPair(g, 1, 0, PairSettings{});
+    EXPECT_TRUE(forward.occluded);
+    EXPECT_NEAR(forward.value / exact - 1, 0, 1e-6) << "t " << t << ": " << forward.value << " exact " << exact;
+    EXPECT_EQ(forward.value, backward.value);
+  }
+}
+
 // Faces of an axis-aligned box [lo, hi], fronts facing out of it (outward) or into it (a room).
 std::vector<std::vector<Vec3>> BoxFaces(Vec3 lo, Vec3 hi, bool outward) {
   std::vector<std::vector<Vec3>> f = {

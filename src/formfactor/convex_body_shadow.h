@@ -5,12 +5,14 @@
 // of 40 faces casts 4 to 20 overlapping shadows whose shared edges all cancel. Seen from x outside a convex
 // body B, the points of the receiver's plane whose segment to x meets B form the central projection of B's
 // part between the two (the slab of CastSlabCorners), a convex set: the hull of the projections of that part's
-// corners. When all of B lies inside the slab, that is the hull of B's corners' projections, each corner cast
-// once (a sphere's corners are shared by four faces). Otherwise the body's faces in the pair's candidate list
-// are cast, clipped to the slab: their slab corners are points of B, so their hull lies inside the body's
-// shadow, and any point of the receiver in that shadow is hidden by a face of B facing x whose shadow reaches
-// the receiver, which is therefore a candidate: inside the receiver the hull of the candidate faces toward x
-// and the true shadow agree.
+// corners. Only the body's faces in the pair's candidate list are cast, clipped to the slab: their slab corners
+// are points of B, so their hull lies inside the body's shadow, and any point of the receiver in that shadow
+// is hidden by a face of B facing x whose shadow reaches the receiver, which is therefore a candidate: inside
+// the receiver the hull of the candidate faces toward x and the true shadow agree.
+//
+// Over a piece of the emitter from which the whole body lies inside the slab and whose points all see the
+// same faces of it, the hull's corners are the same corners of the body in the same order (its silhouette):
+// FixedSilhouette finds them once per piece and each point casts only those.
 #pragma once
 
 #include <cstdint>
@@ -85,15 +87,12 @@ RAD_HD inline int ConvexHull(const Point2 *points, int *ids, int n, int *hull) {
   return m > 1 ? m - 1 : m;  // the last is the first again
 }
 
-// The shadow of convex surface `body` from x, written to `shadow` (n == 0: none on the receiver). `corners`
-// (`cornerCount` of them, or none) are all the body's corners: when they all lie inside the slab, the body's
-// shadow is the hull of theirs (each cast once, where its faces share it). Otherwise the body's faces among
-// `candidates` are cast, each clipped to the slab. Returns false when the hull cannot be built within fixed
-// memory (too many corners, or a hull that clipped to the receiver could outgrow a Polygon2): the caller then
-// casts the body's faces one by one.
+// The shadow of convex surface `body` from x, written to `shadow` (n == 0: none on the receiver): the hull of
+// the shadows of its faces among `candidates` that face x, each clipped to the slab. Returns false when the
+// hull cannot be built within fixed memory (too many corners, or a hull that clipped to the receiver could
+// outgrow a Polygon2): the caller then casts the body's faces one by one.
 RAD_HD inline bool ConvexBodyShadow(const ReceiverFrame &f, Vec3 x, double h, const Occluder *occluders,
-                                    const int32_t *candidates, int count, int body, const Vec3 *corners,
-                                    int cornerCount, Polygon2 &shadow) {
+                                    const int32_t *candidates, int count, int body, Polygon2 &shadow) {
   shadow.n = 0;
   // x is outside the body when it is in front of one of its faces. Faces turned away from x need no casting:
   // a segment from x that meets the body enters it through a face toward x, so those faces' shadows already

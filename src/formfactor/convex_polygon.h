@@ -106,6 +106,23 @@ RAD_HD RAD_INLINE Vec3 PolygonNormal(const ConvexPolygon &p) {
 
 RAD_HD RAD_INLINE double PolygonArea(const ConvexPolygon &p) { return 0.5 * Length(PolygonNormal(p)); }
 
+// The distance from p to a convex polygon (unit normal `normal`): to its plane when p stands over it, else to
+// its nearest edge.
+RAD_HD inline double PointToPolygonDistance(Vec3 p, const ConvexPolygon &poly, Vec3 normal) {
+  const double height = Dot(normal, p - poly.v[0]);
+  const Vec3 foot = p - normal * height;
+  bool over = true;
+  double nearest2 = 1e300;
+  for (int k = 0; k < poly.n; ++k) {
+    const Vec3 a = poly.v[k], edge = poly.v[(k + 1) % poly.n] - a;
+    if (Dot(Cross(edge, foot - a), normal) < 0) over = false;
+    const double length2 = LengthSquared(edge);
+    const double t = length2 > 0 ? Smaller(Larger(Dot(foot - a, edge) / length2, 0.0), 1.0) : 0.0;
+    nearest2 = Smaller(nearest2, LengthSquared(p - (a + edge * t)));
+  }
+  return over ? fabs(height) : sqrt(nearest2);
+}
+
 RAD_HD RAD_INLINE double PolygonDiameter(const ConvexPolygon &p) {
   double d2 = 0;
   for (int a = 0; a < p.n; ++a)

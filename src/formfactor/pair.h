@@ -3,8 +3,9 @@
 // visible fraction. Compiled for the host and, under nvcc, for the GPU (RAD_HD): both backends run this code.
 //
 // Each unordered pair is integrated in one direction only, over its canonical emitter (the smaller patch; the
-// lower number on a tie), and the other entry follows by reciprocity, F_ji = A_i F_ij / A_j. So reciprocity
-// holds to rounding whatever the tolerance, and the cheaper side carries the outer integral.
+// lower number on a tie; an occluded pair over the patch farther from its occluders, IntegrateOverReceiver),
+// and the other entry follows by reciprocity, F_ji = A_i F_ij / A_j. So reciprocity holds to rounding whatever
+// the tolerance, and the cheaper side carries the outer integral.
 #pragma once
 
 #include <cstdint>
@@ -75,7 +76,7 @@ struct VisibleReceiverFactor {
               bodyWhole[bodyCount++] = true;
             } else {
               bodyWhole[bodyCount++] = ConvexBodyShadow(*frame, x, h, occluders, candidates, candidateCount,
-                                                        o.convexSurface, corners, cornerCount, shadows[count]);
+                                                        o.convexSurface, shadows[count]);
             }
             if (bodyWhole[known]) {
               if (shadows[count].n > 0) ++count;
@@ -282,6 +283,30 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
   return total;
 }
 
+// How far the occluders stand from a patch, in patch diameters: the nearest of their corners.
+RAD_HD inline double OccluderClearance(const ConvexPolygon &patch, Vec3 normal, const GeometryView &g,
+                                       const int32_t *candidates, int count) {
+  double nearest = 1e300;
+  for (int c = 0; c < count; ++c) {
+    const ConvexPolygon &o = g.occluders[candidates[c]].polygon;
+    for (int k = 0; k < o.n; ++k) nearest = Smaller(nearest, PointToPolygonDistance(o.v[k], patch, normal));
+  }
+  return nearest / PolygonDiameter(patch);
+}
+
+// Whether an occluded pair is integrated over its receiver rather than its canonical emitter. The inner
+// integral is exact whatever the occluders do; the outer one is a cubature, which pays where the integrand
+// changes fast: over points close to an occluder, whose shadow sweeps the receiver as the point moves. A floor
+// patch under a sphere 0.05 above it took thousands of evaluations; integrated over the wall it exchanges
+// light with, the same pair takes a few dozen. So the pair is integrated over the receiver when the occluders
+// stand at least twice as far from it (in its diameters) as from the emitter: on the reference scene that
+// took a third of the exact kernel's evaluations away.
+RAD_HD inline bool IntegrateOverReceiver(const ClippedPair &cp, const Patch &emitter, const Patch &receiver,
+                                         const GeometryView &g, const int32_t *candidates, int count) {
+  return OccluderClearance(cp.receiver, receiver.normal, g, candidates, count) >
+         2 * OccluderClearance(cp.emitter, emitter.normal, g, candidates, count);
+}
+
 // True when patch a is the one integrated over for the pair (a, b).
 RAD_HD RAD_INLINE bool IsCanonicalEmitter(const Patch &a, int ia, const Patch &b, int ib) {
   return a.area < b.area || (a.area == b.area && ia < ib);
@@ -308,7 +333,12 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
     r.needsRays = count > 0 && u.formFactor > 0;
     r.overCapacity = r.needsRays && s.visibility == VisibilityMethod::kExact;
   } else {
-    u = OccludedFormFactor(cp, e, x, g, candidates, count, s.quadrature);
+    if (IntegrateOverReceiver(cp, e, x, g, candidates, count)) {  // the same pair and occluders, other way
+      u = OccludedFormFactor(ClippedPair{cp.receiver, cp.emitter}, x, e, g, candidates, count, s.quadrature);
+      u.formFactor *= x.area / e.area;  // F_ex from F_xe
+    } else {
+      u = OccludedFormFactor(cp, e, x, g, candidates, count, s.quadrature);
+    }
     r.occluded = true;
   }
   r.evaluations = u.evaluations;
