@@ -478,7 +478,7 @@ TEST(ExactVisibility, SphereShadowThroughItsFixedSilhouette) {
   ASSERT_GE(body, 0);
   int cornerCount, faceCount;
   const Vec3 *corners = ConvexCorners(view, body, cornerCount);
-  const int32_t *faces = ConvexFaces(view, body, faceCount);
+  ConvexFaces(view, body, faceCount);
   ASSERT_EQ(cornerCount, 8 * 4 + 2);  // four rings of eight and two poles, each once
   ASSERT_EQ(faceCount, 40);
 
@@ -487,18 +487,16 @@ TEST(ExactVisibility, SphereShadowThroughItsFixedSilhouette) {
   const std::vector<Vec3> small = RectZ(0.45, 0.55, 0.4, 0.5, 0, true);
   const ConvexPolygon piece = MakeConvexPolygon(small.data(), 4);
   FixedSilhouette silhouette;
-  ASSERT_TRUE(FindFixedSilhouette(frame, piece, body, corners, cornerCount, view.occluders, faces, faceCount, 1e-12,
-                                  silhouette));
+  ASSERT_TRUE(FindFixedSilhouette(frame, piece, view, body, 1e-12, silhouette));
   EXPECT_GE(silhouette.n, 6);
   // The whole emitter is crossed by the planes of the sphere's faces: its silhouette changes over it.
   const ConvexPolygon whole = PatchPolygon(g.patches[0]);
   FixedSilhouette none;
-  EXPECT_FALSE(FindFixedSilhouette(frame, whole, body, corners, cornerCount, view.occluders, faces, faceCount, 1e-12,
-                                   none));
+  EXPECT_FALSE(FindFixedSilhouette(frame, whole, view, body, 1e-12, none));
 
   for (Vec3 x : {Vec3{0.46, 0.41, 0}, Vec3{0.5, 0.45, 0}, Vec3{0.54, 0.49, 0}, Vec3{0.47, 0.48, 0}}) {
     Polygon2 shadow;
-    CastFixedSilhouette(frame, x, 1, corners, silhouette, shadow);
+    CastFixedSilhouette(frame, x, 1, silhouette, shadow);
     double hidden = 0;
     ASSERT_TRUE(DisjointShadowsFactor(x, {0, 0, 1}, frame, &shadow, 1, hidden));
     // Independently: every corner cast onto z = 1 from x, their hull by gift wrapping, Lambert's formula.

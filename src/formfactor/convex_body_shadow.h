@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "formfactor/geometry.h"
+#include "formfactor/geometry_view.h"
 #include "formfactor/visible_region.h"
 #include "util/hd.h"
 
@@ -129,41 +130,45 @@ RAD_HD inline bool ConvexBodyShadow(const ReceiverFrame &f, Vec3 x, double h, co
 // centre, then only those are cast at each cubature point, with no hull to build.
 struct FixedSilhouette {
   int body = -1;
+  const Vec3 *corners = nullptr;          // the body's corner list (GeometryView::convexCorners)
   int n = 0;                              // 0: no face of the body turns toward the piece, so it casts nothing
-  int corner[Polygon2::kCapacity];        // indices into the body's corner list, counter-clockwise
+  int corner[Polygon2::kCapacity];        // indices into `corners`, counter-clockwise
 };
 
-// Finds the silhouette of convex surface `body` (its corners and its faces, the occluder indices `faces`) over
-// `piece` (corners of the emitter, unit normal of the receiver's plane in `f`); false when it is not the same
-// over the whole piece, or its shadow could outgrow a Polygon2 when clipped to the receiver. `tolerance` is
-// the emitter's length tolerance: a plane passing within it of a corner of the piece does not cross it.
-RAD_HD inline bool FindFixedSilhouette(const ReceiverFrame &f, const ConvexPolygon &piece, int body,
-                                       const Vec3 *corners, int cornerCount, const Occluder *occluders,
-                                       const int32_t *faces, int faceCount, double tolerance,
-                                       FixedSilhouette &out) {
+// Convex bodies per piece of the emitter whose silhouettes are looked for.
+constexpr int kMaxPieceSilhouettes = 4;
+
+// Finds the silhouette of convex surface `body` over `piece` (a piece of the emitter); false when it is not the
+// same over the whole piece, when the body keeps no corner list, or when its shadow could outgrow a Polygon2
+// once clipped to the receiver. `tolerance` is the emitter's length tolerance: a plane passing within it of a
+// corner of the piece does not cross it.
+RAD_HD inline bool FindFixedSilhouette(const ReceiverFrame &f, const ConvexPolygon &piece, const GeometryView &g,
+                                       int body, double tolerance, FixedSilhouette &out) {
+  int cornerCount, faceCount;
+  const Vec3 *corners = ConvexCorners(g, body, cornerCount);
+  const int32_t *faces = ConvexFaces(g, body, faceCount);
+  const Occluder *occluders = g.occluders;
   out.body = body;
+  out.corners = corners;
   out.n = 0;
   if (cornerCount < 3 || piece.n < 3) return false;
-  double lowest = 1e300;  // the piece's lowest point above the receiver's plane (heights are linear over it)
-  for (int k = 0; k < piece.n; ++k) lowest = Smaller(lowest, Dot(f.normal, piece.v[k] - f.origin));
+  // The piece's lowest corner above the receiver's plane (heights are linear over the piece).
+  Vec3 lowPoint = piece.v[0];
+  double lowest = Dot(f.normal, piece.v[0] - f.origin);
+  for (int k = 1; k < piece.n; ++k) {
+    const double height = Dot(f.normal, piece.v[k] - f.origin);
+    if (height < lowest) lowest = height, lowPoint = piece.v[k];
+  }
   if (!(lowest > 0)) return false;
   bool facing = false;
   for (int c = 0; c < faceCount; ++c) {
     const Occluder &o = occluders[faces[c]];
-    bool front = false, back = false;
-    for (int k = 0; k < piece.n; ++k) {
-      const double d = Dot(o.normal, piece.v[k] - o.polygon.v[0]);
-      front = front || d > tolerance;
-      back = back || d < -tolerance;
-    }
-    if (front == back) return false;  // crossed by the plane, or lying in it
-    facing = facing || front;
+    const int sides = PlaneSides(piece, o.normal, o.polygon.v[0], tolerance);
+    if (sides == kAcross || sides == kOnPlane) return false;  // crossed by the plane, or lying in it
+    facing = facing || sides == kAhead;
   }
   if (!facing) return true;
   // All corners inside the slab from the lowest point of the piece are inside it from every point.
-  Vec3 lowPoint = piece.v[0];
-  for (int k = 1; k < piece.n; ++k)
-    if (Dot(f.normal, piece.v[k] - f.origin) < Dot(f.normal, lowPoint - f.origin)) lowPoint = piece.v[k];
   Point2 points[kMaxConvexBodyCorners];
   if (cornerCount > kMaxConvexBodyCorners || !CastPointsInSlab(f, lowPoint, lowest, corners, cornerCount, points))
     return false;
@@ -178,11 +183,26 @@ RAD_HD inline bool FindFixedSilhouette(const ReceiverFrame &f, const ConvexPolyg
   return true;
 }
 
+// The silhouettes, fixed over `piece`, of the convex bodies among its occluders (at most kMaxPieceSilhouettes
+// bodies are looked at), written to `out`; returns how many were found.
+RAD_HD inline int FindPieceSilhouettes(const ReceiverFrame &f, const ConvexPolygon &piece, const GeometryView &g,
+                                       const int32_t *candidates, int count, double tolerance,
+                                       FixedSilhouette *out) {
+  int found = 0;
+  for (int c = 0; c < count && found < kMaxPieceSilhouettes; ++c) {
+    const int body = g.occluders[candidates[c]].convexSurface;
+    bool seen = false;
+    for (int s = 0; s < found; ++s) seen = seen || out[s].body == body;
+    if (body >= 0 && !seen && FindFixedSilhouette(f, piece, g, body, tolerance, out[found])) ++found;
+  }
+  return found;
+}
+
 // The shadow of a body from x through its fixed silhouette over the piece x lies in, clipped to the receiver.
-RAD_HD inline void CastFixedSilhouette(const ReceiverFrame &f, Vec3 x, double h, const Vec3 *corners,
-                                       const FixedSilhouette &s, Polygon2 &shadow) {
+RAD_HD inline void CastFixedSilhouette(const ReceiverFrame &f, Vec3 x, double h, const FixedSilhouette &s,
+                                       Polygon2 &shadow) {
   for (int k = 0; k < s.n; ++k) {
-    const Vec3 c = corners[s.corner[k]];
+    const Vec3 c = s.corners[s.corner[k]];
     shadow.v[k] = CastPoint(f, x, h, c, Dot(f.normal, c - f.origin));
   }
   shadow.n = s.n;

@@ -83,6 +83,19 @@ RAD_HD RAD_INLINE ConvexPolygon ClipToHalfSpace(const ConvexPolygon &poly, Vec3 
   return out;
 }
 
+// Which sides of a plane the corners of `p` reach, farther than `tolerance` from it: kAhead (where
+// Dot(planeNormal, x - planePoint) > 0), kBehind, both (the plane crosses p) or neither (p lies in it).
+enum PlaneSide { kOnPlane = 0, kAhead = 1, kBehind = 2, kAcross = 3 };
+RAD_HD RAD_INLINE int PlaneSides(const ConvexPolygon &p, Vec3 planeNormal, Vec3 planePoint, double tolerance) {
+  int sides = kOnPlane;
+  for (int k = 0; k < p.n; ++k) {
+    const double d = Dot(planeNormal, p.v[k] - planePoint);
+    if (d > tolerance) sides |= kAhead;
+    if (d < -tolerance) sides |= kBehind;
+  }
+  return sides;
+}
+
 // The mean of the corners: a point inside, for telling the sides of an edge apart.
 RAD_HD RAD_INLINE Vec3 PolygonCentre(const ConvexPolygon &p) {
   Vec3 c;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -42,32 +43,35 @@ void AddOccluders(const Scene &scene, FormFactorGeometry &g) {
       }
     }
   }
-  // Each convex surface's corners, once each (polygons share them), in the order its polygons list them.
-  std::map<int, std::vector<Vec3>> corners;
-  for (size_t f = 0; f < scene.faces.size(); ++f) {
-    if (convex[f] < 0) continue;
-    std::vector<Vec3> &list = corners[convex[f]];
-    if (list.size() > size_t(kMaxConvexBodyCorners)) continue;  // too many to keep: no list (the test is quadratic)
-    for (const Vec3 &c : scene.faces[f].corners)
-      if (std::none_of(list.begin(), list.end(), [&](const Vec3 &q) { return q.x == c.x && q.y == c.y && q.z == c.z; }))
-        list.push_back(c);
-  }
-  if (corners.empty()) return;
-  std::map<int, std::vector<int32_t>> faces;
+}
+
+// Each convex surface's polygons and corners (once each: its polygons share them, in the order they list them)
+// in CSR form by surface number (FormFactorGeometry::convexCorners).
+void AddConvexSurfaceLists(FormFactorGeometry &g) {
+  std::map<int, std::vector<int32_t>> faces;  // occluder indices per convex surface
   for (size_t o = 0; o < g.occluders.size(); ++o)
     if (g.occluders[o].convexSurface >= 0) faces[g.occluders[o].convexSurface].push_back(int32_t(o));
-  g.convexCornerStart.assign(scene.faces.size() + 1, 0);
-  g.convexFaceStart.assign(scene.faces.size() + 1, 0);
-  for (size_t f = 0; f < scene.faces.size(); ++f) {
+  if (faces.empty()) return;
+  g.convexCornerStart.assign(size_t(g.faceCount) + 1, 0);
+  g.convexFaceStart.assign(size_t(g.faceCount) + 1, 0);
+  for (int f = 0; f < g.faceCount; ++f) {
     g.convexCornerStart[f] = int32_t(g.convexCorners.size());
     g.convexFaceStart[f] = int32_t(g.convexFaces.size());
-    const auto it = corners.find(int(f));
-    if (it == corners.end() || it->second.size() > size_t(kMaxConvexBodyCorners)) continue;
-    g.convexCorners.insert(g.convexCorners.end(), it->second.begin(), it->second.end());
-    g.convexFaces.insert(g.convexFaces.end(), faces[int(f)].begin(), faces[int(f)].end());
+    const auto it = faces.find(f);
+    if (it == faces.end()) continue;
+    std::set<std::tuple<double, double, double>> seen;
+    std::vector<Vec3> corners;
+    for (int32_t o : it->second) {
+      const ConvexPolygon &p = g.occluders[o].polygon;
+      for (int k = 0; k < p.n; ++k)
+        if (seen.insert({p.v[k].x, p.v[k].y, p.v[k].z}).second) corners.push_back(p.v[k]);
+    }
+    if (corners.size() > size_t(kMaxConvexBodyCorners)) continue;  // no list: no fixed silhouette for it
+    g.convexCorners.insert(g.convexCorners.end(), corners.begin(), corners.end());
+    g.convexFaces.insert(g.convexFaces.end(), it->second.begin(), it->second.end());
   }
-  g.convexCornerStart[scene.faces.size()] = int32_t(g.convexCorners.size());
-  g.convexFaceStart[scene.faces.size()] = int32_t(g.convexFaces.size());
+  g.convexCornerStart[size_t(g.faceCount)] = int32_t(g.convexCorners.size());
+  g.convexFaceStart[size_t(g.faceCount)] = int32_t(g.convexFaces.size());
 }
 
 // For each ordered pair of faces (I, J) that can exchange light, the occluders that may reach into the hull
@@ -189,6 +193,7 @@ FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {
   g.faceCount = int(scene.faces.size());
   g.interpenetrations = FindInterpenetrations(scene);
   AddOccluders(scene, g);
+  AddConvexSurfaceLists(g);
   if (g.faceCount <= kMaxFacesForFacePairCulling) {
     BuildFacePairCandidates(g);
   } else {

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "formfactor/geometry.h"
+#include "util/hd.h"
 
 namespace rad {
 
@@ -23,6 +24,17 @@ struct GeometryView {
   BvhView occluderBvh;  // when !hasFacePairCandidates
   double occluderBvhMargin = 0;
 };
+
+// The corners and the polygons (occluder indices) of convex surface `body` (FormFactorGeometry::convexCorners);
+// none when it keeps no list.
+RAD_HD RAD_INLINE const Vec3 *ConvexCorners(const GeometryView &g, int body, int &count) {
+  count = g.convexCornerStart ? g.convexCornerStart[body + 1] - g.convexCornerStart[body] : 0;
+  return count > 0 ? g.convexCorners + g.convexCornerStart[body] : nullptr;
+}
+RAD_HD RAD_INLINE const int32_t *ConvexFaces(const GeometryView &g, int body, int &count) {
+  count = g.convexFaceStart ? g.convexFaceStart[body + 1] - g.convexFaceStart[body] : 0;
+  return count > 0 ? g.convexFaces + g.convexFaceStart[body] : nullptr;
+}
 
 inline GeometryView ViewOf(const FormFactorGeometry &g) {
   GeometryView v;

@@ -23,32 +23,31 @@
 
 namespace rad {
 
-// The corners and the polygons (occluder indices) of convex surface `body` (GeometryView::convexCorners); none
-// when it keeps no list.
-RAD_HD RAD_INLINE const Vec3 *ConvexCorners(const GeometryView &g, int body, int &count) {
-  count = g.convexCornerStart ? g.convexCornerStart[body + 1] - g.convexCornerStart[body] : 0;
-  return count > 0 ? g.convexCorners + g.convexCornerStart[body] : nullptr;
-}
-RAD_HD RAD_INLINE const int32_t *ConvexFaces(const GeometryView &g, int body, int &count) {
-  count = g.convexFaceStart ? g.convexFaceStart[body + 1] - g.convexFaceStart[body] : 0;
-  return count > 0 ? g.convexFaces + g.convexFaceStart[body] : nullptr;
-}
-
-// Convex bodies per piece of the emitter whose silhouettes are looked for (FixedSilhouette).
-constexpr int kMaxPieceSilhouettes = 4;
-
 // The integrand of occluded pairs: the factor from a point of the emitter to what it sees of the receiver, or
 // (`blocked`) to what the occluders hide of it.
 struct VisibleReceiverFactor {
   const ReceiverFrame *frame;
   const ConvexPolygon *receiver;  // in 3-D, for points that no shadow reaches
   Vec3 emitterNormal;
-  const GeometryView *geometry;
+  const Occluder *occluders;
   const int32_t *candidates;
   int candidateCount;
   bool blocked = false;
   const FixedSilhouette *silhouettes = nullptr;  // of convex bodies, fixed over the piece integrated
   int silhouetteCount = 0;
+
+  // The shadow of convex body `body` from x: through its silhouette where that is fixed over the piece, else
+  // the hull of its faces' shadows. False when it must be cast face by face (ConvexBodyShadow).
+  RAD_HD bool BodyShadow(Vec3 x, double h, int body, Polygon2 &shadow) const {
+    for (int s = 0; s < silhouetteCount; ++s)
+      if (silhouettes[s].body == body) {
+        shadow.n = 0;
+        if (silhouettes[s].n > 0) CastFixedSilhouette(*frame, x, h, silhouettes[s], shadow);
+        return true;
+      }
+    return ConvexBodyShadow(*frame, x, h, occluders, candidates, candidateCount, body, shadow);
+  }
+
   RAD_HD double operator()(Vec3 x) const {
     Polygon2 shadows[kMaxPairOccluders];
     int count = 0;
@@ -56,7 +55,6 @@ struct VisibleReceiverFactor {
     int bodies[kMaxPairOccluders];  // convex bodies already cast as one shadow, and those cast face by face
     bool bodyWhole[kMaxPairOccluders];
     int bodyCount = 0;
-    const Occluder *occluders = geometry->occluders;
     if (h > 0)
       for (int c = 0; c < candidateCount; ++c) {
         const Occluder &o = occluders[candidates[c]];
@@ -65,26 +63,10 @@ struct VisibleReceiverFactor {
           while (known < bodyCount && bodies[known] != o.convexSurface) ++known;
           if (known == bodyCount) {
             bodies[bodyCount] = o.convexSurface;
-            int cornerCount;
-            const Vec3 *corners = ConvexCorners(*geometry, o.convexSurface, cornerCount);
-            const FixedSilhouette *fixed = nullptr;
-            for (int s = 0; s < silhouetteCount; ++s)
-              if (silhouettes[s].body == o.convexSurface) fixed = &silhouettes[s];
-            if (fixed) {
-              shadows[count].n = 0;
-              if (fixed->n > 0) CastFixedSilhouette(*frame, x, h, corners, *fixed, shadows[count]);
-              bodyWhole[bodyCount++] = true;
-            } else {
-              bodyWhole[bodyCount++] = ConvexBodyShadow(*frame, x, h, occluders, candidates, candidateCount,
-                                                        o.convexSurface, shadows[count]);
-            }
-            if (bodyWhole[known]) {
-              if (shadows[count].n > 0) ++count;
-              continue;
-            }
-          } else if (bodyWhole[known]) {
-            continue;
+            bodyWhole[bodyCount++] = BodyShadow(x, h, o.convexSurface, shadows[count]);
+            if (bodyWhole[known] && shadows[count].n > 0) ++count;
           }
+          if (bodyWhole[known]) continue;
         }
         if (o.closedSurface && !(Dot(o.normal, x - o.polygon.v[0]) > 0)) continue;  // geometry.h says why
         ShadowOnReceiver(*frame, x, h, o.polygon, shadows[count]);
@@ -194,13 +176,8 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
     const int before = pieceCount;
     for (int p = 0; p < before && pieceCount < kMaxEmitterPieces; ++p) {
       if (pieces[p].n + 1 > ConvexPolygon::kCapacity) continue;  // a cut adds a corner to each side
-      bool ahead = false, behind = false;  // the plane misses pieces it leaves on one side (most of them)
-      for (int k = 0; k < pieces[p].n; ++k) {
-        const double d = Dot(normal, pieces[p].v[k] - point);
-        ahead = ahead || d > tolerance;
-        behind = behind || d < -tolerance;
-      }
-      if (!(ahead && behind)) continue;
+      // The plane misses pieces it leaves on one side (most of them).
+      if (PlaneSides(pieces[p], normal, point, tolerance) != kAcross) continue;
       if (a && !SegmentPassesThrough(pieces[p], emitter.normal, *a, *b, tolerance)) continue;
       const ConvexPolygon front = ClipToHalfSpace(pieces[p], normal, point, tolerance);
       const ConvexPolygon back = ClipToHalfSpace(pieces[p], -normal, point, tolerance);
@@ -252,22 +229,10 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
       if (ShaftMayBeBlockedBy(shaft, o.polygon.v, o.polygon.n, o.normal))
         pieceCandidates[pieceOccluders++] = candidates[c];
     }
-    // Convex bodies whose silhouette stays the same over the piece are cast through it.
     FixedSilhouette silhouettes[kMaxPieceSilhouettes];
-    int silhouetteCount = 0;
-    for (int c = 0; c < pieceOccluders && silhouetteCount < kMaxPieceSilhouettes; ++c) {
-      const int body = g.occluders[pieceCandidates[c]].convexSurface;
-      bool seen = false;
-      for (int s = 0; s < silhouetteCount; ++s) seen = seen || silhouettes[s].body == body;
-      if (body < 0 || seen) continue;
-      int cornerCount, faceCount;
-      const Vec3 *corners = ConvexCorners(g, body, cornerCount);
-      const int32_t *faces = ConvexFaces(g, body, faceCount);
-      if (FindFixedSilhouette(frame, pieces[p], body, corners, cornerCount, g.occluders, faces, faceCount,
-                              tolerance, silhouettes[silhouetteCount]))
-        ++silhouetteCount;
-    }
-    const VisibleReceiverFactor f{&frame,          &cp.receiver,   emitter.normal, &g,
+    const int silhouetteCount =
+        FindPieceSilhouettes(frame, pieces[p], g, pieceCandidates, pieceOccluders, tolerance, silhouettes);
+    const VisibleReceiverFactor f{&frame,          &cp.receiver,   emitter.normal, g.occluders,
                                   pieceCandidates, pieceOccluders, blockedForm,    silhouettes,
                                   silhouetteCount};
     add(AdaptiveEmitterIntegral(piece, emitter.area, pieceSettings, f, false));

@@ -166,6 +166,9 @@ RAD_HD inline ReceiverFrame MakeReceiverFrame(const ConvexPolygon &receiver, Vec
   return f;
 }
 
+// The point of the receiver's plane at coordinates p of its frame.
+RAD_HD RAD_INLINE Vec3 PlanePoint(const ReceiverFrame &f, Point2 p) { return f.origin + f.e1 * p.x + f.e2 * p.y; }
+
 // The central projection from x (h = distance of x in front of the receiver's plane) of a point at `height`
 // above that plane (below x's level), in the plane's coordinates.
 RAD_HD RAD_INLINE Point2 CastPoint(const ReceiverFrame &f, Vec3 x, double h, Vec3 point, double height) {
@@ -200,13 +203,7 @@ RAD_HD inline int CastSlabCorners(const ReceiverFrame &f, Vec3 x, double h, cons
   ClipToHalfSpaceInPlace(slab, f.normal, f.origin, f.tolerance);
   ClipToHalfSpaceInPlace(slab, -f.normal, f.origin + f.normal * (h * (1 - 1e-9)), f.tolerance);
   if (slab.n < 3) return 0;
-  const Vec3 xo = x - f.origin;
-  for (int k = 0; k < slab.n; ++k) {
-    const Vec3 q = slab.v[k] - x;
-    const double t = h / (h - Dot(f.normal, slab.v[k] - f.origin));
-    const Vec3 p = xo + q * t;
-    out[k] = Point2{Dot(p, f.e1), Dot(p, f.e2)};
-  }
+  for (int k = 0; k < slab.n; ++k) out[k] = CastPoint(f, x, h, slab.v[k], Dot(f.normal, slab.v[k] - f.origin));
   return slab.n;
 }
 
@@ -253,13 +250,12 @@ RAD_HD inline bool DisjointShadowsFactor(Vec3 x, Vec3 nx, const ReceiverFrame &f
       if (!(A.hi.x + tol < B.lo.x || B.hi.x + tol < A.lo.x || A.hi.y + tol < B.lo.y || B.hi.y + tol < A.lo.y))
         return false;
     }
-  auto at = [&](Point2 p) { return f.origin + f.e1 * p.x + f.e2 * p.y; };
   double sum = 0;
   for (int a = 0; a < shadowCount; ++a) {
     const Polygon2 &A = shadows[a];
-    Vec3 previous = at(A.v[A.n - 1]);
+    Vec3 previous = PlanePoint(f, A.v[A.n - 1]);
     for (int k = 0; k < A.n; ++k) {
-      const Vec3 corner = at(A.v[k]);
+      const Vec3 corner = PlanePoint(f, A.v[k]);
       sum += ContourEdgeTerm(x, nx, previous, corner);
       previous = corner;
     }
@@ -274,7 +270,6 @@ RAD_HD inline double PointToVisibleReceiver(Vec3 x, Vec3 nx, const ReceiverFrame
   using namespace visible_detail;
   const double tol = f.tolerance;
   auto polygon = [&](int k) -> const Polygon2 & { return k == 0 ? f.polygon : shadows[k - 1]; };
-  auto at = [&](Point2 p) { return f.origin + f.e1 * p.x + f.e2 * p.y; };
   Interval minus[kMaxPairOccluders + 1];
   double sum = 0;
   for (int a = 0; a <= shadowCount; ++a) {
@@ -326,7 +321,8 @@ RAD_HD inline double PointToVisibleReceiver(Vec3 x, Vec3 nx, const ReceiverFrame
       const double minimum = tol / Length2(d);  // pieces shorter than the tolerance are rounding, not light
       auto emit = [&](double s0, double s1) {
         if (!(s1 - s0 > minimum)) return;
-        const Vec3 u = at(Point2{p.x + d.x * s0, p.y + d.y * s0}), v = at(Point2{p.x + d.x * s1, p.y + d.y * s1});
+        const Vec3 u = PlanePoint(f, Point2{p.x + d.x * s0, p.y + d.y * s0});
+        const Vec3 v = PlanePoint(f, Point2{p.x + d.x * s1, p.y + d.y * s1});
         sum += a == 0 ? ContourEdgeTerm(x, nx, u, v) : ContourEdgeTerm(x, nx, v, u);
       };
       double cursor = plusLo;
