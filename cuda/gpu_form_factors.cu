@@ -109,6 +109,8 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   DeviceBuffer<Vec3> convexCorners(g.convexCorners);
   DeviceBuffer<int32_t> convexFaceStart(g.convexFaceStart);
   DeviceBuffer<int32_t> convexFaces(g.convexFaces);
+  DeviceBuffer<int32_t> convexSurfaceOfFace(g.convexSurfaceOfFace);
+  DeviceBuffer<SlotBox> occluderBvhBoxes(g.occluderBvhBoxes);
   DeviceBuffer<long long> dRows(rows);
   DeviceBuffer<double> values(size_t(chunkRows * n));
   DeviceBuffer<uint8_t> needsRays(size_t(chunkRows * n));
@@ -131,7 +133,9 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   view.convexCorners = convexCorners.data();
   view.convexFaceStart = g.convexFaceStart.empty() ? nullptr : convexFaceStart.data();
   view.convexFaces = convexFaces.data();
+  view.convexSurfaceOfFace = convexSurfaceOfFace.data();
   view.occluderBvh = occluderBvh->View();
+  view.occluderBvhBoxes = occluderBvhBoxes.data();
 
   Progress progress("form factors (GPU)", m, showProgress);
   long long pairsRayTraced = 0;

@@ -520,15 +520,72 @@ TEST(ExactVisibility, SphereShadowThroughItsFixedSilhouette) {
 
   // The pair three ways: as built (fixed silhouettes where a piece allows, the hull elsewhere), without the
   // corner lists (the hull at every point), and face by face.
-  FormFactorGeometry hullOnly = g, faceByFace = g;
+  // The pair four ways: as built (fixed silhouettes where a piece allows, the hull elsewhere), without the
+  // corner lists (the hull at every point), face by face, and with no edge links (so that every edge of every
+  // face counts as an outline and cuts the emitter).
+  FormFactorGeometry hullOnly = g, faceByFace = g, unlinked = g;
   hullOnly.convexCornerStart.clear();
   hullOnly.convexFaceStart.clear();
   for (Occluder &o : faceByFace.occluders) o.convexSurface = -1;
+  for (Occluder &o : unlinked.occluders)
+    for (int32_t &a : o.across) a = -1;
   const PairResult built = FormFactorPair(g, 0, 1, PairSettings{});
   EXPECT_TRUE(built.occluded);
   EXPECT_GT(built.value, 0.0);
-  for (const FormFactorGeometry *other : {&hullOnly, &faceByFace})
+  for (const FormFactorGeometry *other : {&hullOnly, &faceByFace, &unlinked})
     EXPECT_NEAR(FormFactorPair(*other, 0, 1, PairSettings{}).value / built.value - 1, 0, 1e-9);
+}
+
+TEST(OccluderEdges, NeighboursAcrossEdgesAndTheOutlinesTheyRuleOut) {
+  // A block above a floor tile, and a lone octagon (split into a fan of triangles, whose diagonals link them).
+  std::vector<std::vector<Vec3>> polygons = {RectZ(0, 4, 0, 4, 0, true)};
+  for (auto &f : BoxFaces({1, 1, 1}, {2, 2, 2}, true)) polygons.push_back(f);
+  std::vector<Vec3> octagon;
+  for (int k = 0; k < 8; ++k) octagon.push_back({10 + std::cos(k * kPi / 4), std::sin(k * kPi / 4), 3});
+  polygons.push_back(octagon);
+  const FormFactorGeometry g = BuildFormFactorGeometry(SceneOf(polygons), 0);
+  ASSERT_EQ(g.occluders.size(), 1u + 6u + 6u);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(g.occluders[0].across[k], -1) << "floor edge " << k;
+  for (size_t o = 1; o < g.occluders.size(); ++o) {
+    const ConvexPolygon &p = g.occluders[o].polygon;
+    for (int k = 0; k < p.n; ++k) {
+      const int a = g.occluders[o].across[k];
+      const bool octagonRim = o >= 7 && ((k == 0 && o == 7) || k == 1 || (k == 2 && o == 12));
+      if (octagonRim) {
+        EXPECT_EQ(a, -1) << "occluder " << o << " edge " << k;
+        continue;
+      }
+      ASSERT_GE(a, 1) << "occluder " << o << " edge " << k;
+      // The neighbour runs the same edge the other way.
+      const ConvexPolygon &q = g.occluders[size_t(a)].polygon;
+      auto same = [](Vec3 u, Vec3 v) { return u.x == v.x && u.y == v.y && u.z == v.z; };
+      bool reversed = false;
+      for (int m = 0; m < q.n; ++m)
+        reversed = reversed || (same(q.v[m], p.v[(k + 1) % p.n]) && same(q.v[(m + 1) % q.n], p.v[k]));
+      EXPECT_TRUE(reversed) << "occluder " << o << " edge " << k;
+    }
+  }
+  // Seen from above the block's middle, its top's edges are its outline (the sides face away), the sides'
+  // vertical edges are not (both sides face away), and of its corners only the top ones show.
+  const Vec3 above{1.5, 1.5, 5};
+  const Occluder &top = g.occluders[2], &side = g.occluders[3];
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_FALSE(penumbra_detail::EdgeInsideShadows(g.occluders.data(), top, k, above)) << "top edge " << k;
+    EXPECT_FALSE(penumbra_detail::CornerInsideShadows(g.occluders.data(), top, k, above, above)) << "top corner " << k;
+  }
+  int insideEdges = 0, insideCorners = 0;
+  for (int k = 0; k < 4; ++k) {
+    insideEdges += penumbra_detail::EdgeInsideShadows(g.occluders.data(), side, k, above);
+    insideCorners += penumbra_detail::CornerInsideShadows(g.occluders.data(), side, k, above, above + Vec3{0.2, 0, 0});
+  }
+  EXPECT_EQ(insideEdges, 3);    // its bottom edge and its two vertical edges; its top edge is the outline
+  EXPECT_EQ(insideCorners, 2);  // its two bottom corners
+  // From beside the block, level with its middle, the side toward the point and its neighbours differ.
+  const Vec3 beside{1.5, 1.5 - 3, 1.5};
+  int outlineEdges = 0;
+  for (const Occluder *o : {&g.occluders[1], &top})
+    for (int k = 0; k < 4; ++k) outlineEdges += !penumbra_detail::EdgeInsideShadows(g.occluders.data(), *o, k, beside);
+  EXPECT_EQ(outlineEdges, 2);  // the bottom's and the top's edges shared with the side toward the point
 }
 
 TEST(ConvexSurfaces, OnlyClosedSurfacesConvexTowardsTheirFronts) {

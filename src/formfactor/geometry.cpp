@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -24,25 +25,53 @@ int FindRoot(std::vector<int> &parent, int x) {
   return x;
 }
 
+// Fills Occluder::across: each directed edge is looked up by its corners' exact positions; an edge used more
+// than once in one direction (a non-manifold edge) links to nothing.
+void LinkOccluderEdges(std::vector<Occluder> &occluders) {
+  using Corner = std::tuple<double, double, double>;
+  auto key = [](Vec3 p) { return Corner{p.x, p.y, p.z}; };
+  std::map<std::pair<Corner, Corner>, int32_t> owner;  // directed edge -> occluder, or -2 when repeated
+  for (size_t o = 0; o < occluders.size(); ++o) {
+    const ConvexPolygon &p = occluders[o].polygon;
+    for (int k = 0; k < p.n; ++k) {
+      const auto [it, inserted] = owner.emplace(std::make_pair(key(p.v[k]), key(p.v[(k + 1) % p.n])), int32_t(o));
+      if (!inserted) it->second = -2;
+    }
+  }
+  for (auto &o : occluders) {
+    const ConvexPolygon &p = o.polygon;
+    for (int k = 0; k < p.n; ++k) {
+      const auto it = owner.find(std::make_pair(key(p.v[(k + 1) % p.n]), key(p.v[k])));
+      o.across[k] = it == owner.end() ? -1 : std::max(it->second, int32_t(-1));
+    }
+  }
+}
+
 void AddOccluders(const Scene &scene, FormFactorGeometry &g) {
   const std::vector<int> surface = ClosedSurfaceOfFace(scene, g.interpenetrations.passedThrough);
   const std::vector<int> convex = ConvexSurfaceOfFace(scene, surface);
+  g.convexSurfaceOfFace.assign(convex.begin(), convex.end());
   g.occludersOfFace.resize(scene.faces.size());
   for (size_t f = 0; f < scene.faces.size(); ++f) {
     const auto &c = scene.faces[f].corners;
     const int n = int(c.size());
     const Vec3 normal = Normalize(NewellNormal(c.data(), n));
-    if (n <= ConvexPolygon::kCapacity - 2) {  // leave room for clipping
+    auto add = [&](const Vec3 *corners, int count) {
       g.occludersOfFace[f].push_back(int(g.occluders.size()));
-      g.occluders.push_back(Occluder{MakeConvexPolygon(c.data(), n), normal, int(f), surface[f] >= 0, convex[f]});
+      Occluder o{MakeConvexPolygon(corners, count), normal, int(f), surface[f] >= 0, convex[f], {}};
+      for (int32_t &a : o.across) a = -1;
+      g.occluders.push_back(o);
+    };
+    if (n <= ConvexPolygon::kCapacity - 2) {  // leave room for clipping
+      add(c.data(), n);
     } else {
       for (int k = 1; k + 1 < n; ++k) {
         const Vec3 tri[3] = {c[0], c[k], c[k + 1]};
-        g.occludersOfFace[f].push_back(int(g.occluders.size()));
-        g.occluders.push_back(Occluder{MakeConvexPolygon(tri, 3), normal, int(f), surface[f] >= 0, convex[f]});
+        add(tri, 3);
       }
     }
   }
+  LinkOccluderEdges(g.occluders);
 }
 
 // Each convex surface's polygons and corners (once each: its polygons share them, in the order they list them)
@@ -72,6 +101,34 @@ void AddConvexSurfaceLists(FormFactorGeometry &g) {
   }
   g.convexCornerStart[size_t(g.faceCount)] = int32_t(g.convexCorners.size());
   g.convexFaceStart[size_t(g.faceCount)] = int32_t(g.convexFaces.size());
+}
+
+// The boxes of the BVH's child slots in double precision, from the occluders' polygons (FormFactorGeometry::
+// occluderBvhBoxes). The single-precision boxes of the nodes may fall short of the polygons by a rounding, so a
+// walk with them must keep every box within a margin of the shaft, and a run of tiles in the receiver's own
+// plane is then always walked down to its leaves; these boxes let the walk drop them.
+std::vector<SlotBox> ExactSlotBoxes(const FlatBvh &bvh, const std::vector<Occluder> &occluders) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<SlotBox> boxes(bvh.nodes.size() * 2, SlotBox{Vec3{inf, inf, inf}, Vec3{-inf, -inf, -inf}});
+  for (size_t i = bvh.nodes.size(); i-- > 0;) {  // children after their parents: backwards, children first
+    const BvhNode &n = bvh.nodes[i];
+    for (int k = 0; k < 2; ++k) {
+      SlotBox &box = boxes[2 * i + size_t(k)];
+      if (n.child[k] >= 0) {
+        for (int c = 0; c < 2; ++c) {
+          const SlotBox &child = boxes[2 * size_t(n.child[k]) + size_t(c)];
+          box.lo = Min(box.lo, child.lo);
+          box.hi = Max(box.hi, child.hi);
+        }
+        continue;
+      }
+      for (int32_t t = ~n.child[k]; t < ~n.child[k] + n.count[k]; ++t) {
+        const ConvexPolygon &p = occluders[size_t(bvh.triangles[size_t(t)].id)].polygon;
+        for (int c = 0; c < p.n; ++c) box.lo = Min(box.lo, p.v[c]), box.hi = Max(box.hi, p.v[c]);
+      }
+    }
+  }
+  return boxes;
 }
 
 // For each ordered pair of faces (I, J) that can exchange light, the occluders that may reach into the hull
@@ -213,7 +270,7 @@ FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {
       }
     }
     g.occluderBvh = BuildBvh(triangles);
-    g.occluderBvhMargin = 1e-6 * extent;  // far above single precision's relative 6e-8
+    g.occluderBvhBoxes = ExactSlotBoxes(g.occluderBvh, g.occluders);
     g.clusters = ClusterPatches(g.patches);
   }
   return g;

@@ -29,6 +29,16 @@ struct Occluder {
   // behind every face's plane), -1 otherwise: seen from outside, such a surface's shadow is the convex hull of
   // its corners' shadows, one polygon instead of one per face (convex_body_shadow.h).
   int convexSurface = -1;
+  // Per edge k (corner k to corner k + 1), the occluder that runs the same edge the other way (a neighbour
+  // of a consistently oriented mesh, found by exact corner positions), or -1. Seen from a point toward which
+  // both face the same way, the two lie on opposite sides of the edge, so the edge is no outline of their
+  // shadows there (penumbra.h uses that to skip events that change nothing).
+  int32_t across[ConvexPolygon::kCapacity];
+};
+
+// A box in double precision (lo > hi on an axis: empty).
+struct SlotBox {
+  Vec3 lo, hi;
 };
 
 struct FormFactorGeometry {
@@ -42,15 +52,19 @@ struct FormFactorGeometry {
   std::vector<Vec3> convexCorners;
   std::vector<int32_t> convexFaceStart;  // and its polygons (occluder indices), alike
   std::vector<int32_t> convexFaces;
+  // Per input polygon, its convex surface (Occluder::convexSurface) or -1: two patches of one convex surface
+  // face away from each other and exchange nothing.
+  std::vector<int32_t> convexSurfaceOfFace;
   int faceCount = 0;
   // Face-pair candidate lists in CSR form, indexed by I * faceCount + J; empty when not precomputed.
   bool hasFacePairCandidates = false;
   std::vector<int64_t> candidateStart;
   std::vector<int32_t> candidates;
   // Without those lists: a BVH over the occluders (triangles, id = occluder index), walked with each pair's
-  // shaft (shaft_query.h), and the margin by which its single-precision boxes may fall short of the polygons.
+  // shaft (shaft_query.h), and the boxes of its child slots in double precision (2 per node, slot k of node i
+  // at 2 i + k), each holding its occluders' polygons exactly.
   FlatBvh occluderBvh;
-  double occluderBvhMargin = 0;
+  std::vector<SlotBox> occluderBvhBoxes;
   // With the BVH: runs of coplanar patches, whose pairs with one patch are cleared by one walk (patch_clusters.h).
   std::vector<PatchCluster> clusters;
   // Input polygons that pass through each other (interpenetration.h): reported, and their closed surfaces

@@ -17,12 +17,13 @@ struct GeometryView {
   const Vec3 *convexCorners = nullptr;
   const int32_t *convexFaceStart = nullptr;
   const int32_t *convexFaces = nullptr;
+  const int32_t *convexSurfaceOfFace = nullptr;  // faceCount entries
   int faceCount = 0;
   bool hasFacePairCandidates = false;
   const int64_t *candidateStart = nullptr;  // faceCount^2 + 1 entries when hasFacePairCandidates
   const int32_t *candidates = nullptr;
   BvhView occluderBvh;  // when !hasFacePairCandidates
-  double occluderBvhMargin = 0;
+  const SlotBox *occluderBvhBoxes = nullptr;
 };
 
 // The corners and the polygons (occluder indices) of convex surface `body` (FormFactorGeometry::convexCorners);
@@ -45,12 +46,13 @@ inline GeometryView ViewOf(const FormFactorGeometry &g) {
   v.convexCorners = g.convexCorners.data();
   v.convexFaceStart = g.convexFaceStart.empty() ? nullptr : g.convexFaceStart.data();
   v.convexFaces = g.convexFaces.data();
+  v.convexSurfaceOfFace = g.convexSurfaceOfFace.data();
   v.faceCount = g.faceCount;
   v.hasFacePairCandidates = g.hasFacePairCandidates;
   v.candidateStart = g.candidateStart.data();
   v.candidates = g.candidates.data();
   v.occluderBvh = g.occluderBvh.View();
-  v.occluderBvhMargin = g.occluderBvhMargin;
+  v.occluderBvhBoxes = g.occluderBvhBoxes.data();
   return v;
 }
 

@@ -88,7 +88,7 @@ RAD_HD inline int PairOccluders(const GeometryView &g, const Patch &first, const
                                 const ClippedPair &canonical, int32_t *out, int capacity) {
   if (!g.hasFacePairCandidates) {
     const Shaft shaft = MakeShaft(canonical.emitter, first.normal, canonical.receiver, second.normal);
-    return ShaftOccludersBvh(g.occluderBvh, g.occluderBvhMargin, g.occluders, shaft, first.face, second.face, out,
+    return ShaftOccludersBvh(g.occluderBvh, g.occluderBvhBoxes, g.occluders, shaft, first.face, second.face, out,
                              capacity);
   }
   const int lo = first.face < second.face ? first.face : second.face;
@@ -105,6 +105,24 @@ RAD_HD inline int PairOccluders(const GeometryView &g, const Patch &first, const
     ++count;
   }
   return count;
+}
+
+// Whether x crossing the plane of occluder o changes nothing on the receiver. From x in that plane the occluder
+// is seen edge-on and its shadow lies on the line where its plane meets the receiver's; from x just off it, in
+// a sliver along that line whose width shrinks with the distance, as long as the occluder stays below x's
+// level (toward the receiver; a part near x's level casts its shadow far away, and a part level with x goes
+// from casting none to hiding everything as x crosses). So when that line misses the receiver and the occluder
+// lies below the level of every point of the emitter, crossing its plane changes nothing there, and no cut is
+// needed: true then.
+RAD_HD inline bool PlaneCrossingChangesNothing(const ClippedPair &cp, Vec3 receiverNormal, const Occluder &o,
+                                               double tolerance) {
+  const int sides = PlaneSides(cp.receiver, o.normal, o.polygon.v[0], tolerance);
+  if (sides != kAhead && sides != kBehind) return false;
+  const Vec3 r0 = cp.receiver.v[0];
+  double lowest = 1e300, highest = -1e300;  // the emitter's lowest point, the occluder's highest
+  for (int k = 0; k < cp.emitter.n; ++k) lowest = Smaller(lowest, Dot(receiverNormal, cp.emitter.v[k] - r0));
+  for (int k = 0; k < o.polygon.n; ++k) highest = Larger(highest, Dot(receiverNormal, o.polygon.v[k] - r0));
+  return highest < lowest - tolerance;
 }
 
 // Pieces the emitter of an occluded pair is cut into (see OccludedFormFactor).
@@ -186,7 +204,10 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
       pieces[pieceCount++] = back;
     }
   };
-  for (int c = 0; c < count; ++c) cut(g.occluders[candidates[c]].normal, g.occluders[candidates[c]].polygon.v[0]);
+  for (int c = 0; c < count; ++c) {
+    const Occluder &o = g.occluders[candidates[c]];
+    if (!PlaneCrossingChangesNothing(cp, receiver.normal, o, tolerance)) cut(o.normal, o.polygon.v[0]);
+  }
   const ConvexPolygon &rx = cp.receiver;
   for (int c = 0; c < count && pieceCount < kMaxEmitterPieces; ++c) {
     const ConvexPolygon &o = g.occluders[candidates[c]].polygon;
@@ -284,6 +305,8 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
   PairResult r;
   const Patch &pi = g.patches[i], &pj = g.patches[j];
   if (i == j || pi.face == pj.face) return r;  // a planar face does not see itself
+  const int32_t surface = g.convexSurfaceOfFace[pi.face];
+  if (surface >= 0 && surface == g.convexSurfaceOfFace[pj.face]) return r;
   const bool forward = IsCanonicalEmitter(pi, i, pj, j);
   const Patch &e = forward ? pi : pj, &x = forward ? pj : pi;
   const ClippedPair cp = ClipPair(PatchPolygon(e), e.normal, PatchPolygon(x), x.normal);
@@ -333,7 +356,7 @@ inline bool ClusterClearOfOccluders(const GeometryView &g, const Patch &e, const
   if (cp.emitter.n == 0) return true;
   const Shaft shaft = MakeShaft(cp.emitter, e.normal, cp.receiver, c.normal);
   int32_t none[1];
-  return ShaftOccludersBvh(g.occluderBvh, g.occluderBvhMargin, g.occluders, shaft, e.face, -1, none, 0) == 0;
+  return ShaftOccludersBvh(g.occluderBvh, g.occluderBvhBoxes, g.occluders, shaft, e.face, -1, none, 0) == 0;
 }
 
 }  // namespace rad

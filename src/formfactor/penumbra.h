@@ -197,6 +197,54 @@ RAD_HD inline void EventImage(Vec3 apex, bool apexIsReceiver, Vec3 q0, Vec3 q1, 
   if (LengthSquared(towards) > 0) cut(a, a + Normalize(towards) * reach);
 }
 
+RAD_HD RAD_INLINE bool SameCorners(const WidePolygon &p, const ConvexPolygon &o) {
+  if (p.n != o.n) return false;
+  for (int k = 0; k < o.n; ++k)
+    if (!(p.v[k].x == o.v[k].x && p.v[k].y == o.v[k].y && p.v[k].z == o.v[k].z)) return false;
+  return true;
+}
+
+// Whether edge m of occluder o is no outline of the shadows seen from r: its neighbour across the edge
+// (Occluder::across) faces r the same way as o does, so that the two lie on opposite sides of the edge seen
+// from r. Then a point that sees r exactly behind the edge sees it hidden on both sides of the line: no event.
+RAD_HD RAD_INLINE bool EdgeInsideShadows(const Occluder *occluders, const Occluder &o, int m, Vec3 r) {
+  if (o.across[m] < 0) return false;
+  const Occluder &other = occluders[o.across[m]];
+  const double mine = Dot(o.normal, r - o.polygon.v[0]), theirs = Dot(other.normal, r - other.polygon.v[0]);
+  return (mine > 0 && theirs > 0) || (mine < 0 && theirs < 0);
+}
+
+// Whether corner m of occluder o is no corner of the shadows seen from any point of segment r0-r1: every
+// polygon around it (walked across its edges, Occluder::across) faces both ends, and so every point of the
+// segment, the same way. Seen from there, consecutive polygons of the fan lie on opposite sides of their shared
+// edge and turn the same way, so together they wind around the corner: it is hidden on all sides.
+RAD_HD RAD_INLINE bool CornerInsideShadows(const Occluder *occluders, const Occluder &o, int m, Vec3 r0, Vec3 r1) {
+  constexpr int kMaxFan = 32;
+  const Vec3 v = o.polygon.v[m];
+  auto side = [](const Occluder &f, Vec3 r) {
+    const double d = Dot(f.normal, r - f.polygon.v[0]);
+    return d > 0 ? 1 : d < 0 ? -1 : 0;
+  };
+  const int sign = side(o, r0);
+  if (sign == 0) return false;
+  const Occluder *f = &o;
+  int corner = m;
+  for (int step = 0; step < kMaxFan; ++step) {
+    if (side(*f, r0) != sign || side(*f, r1) != sign) return false;
+    const int next = f->across[corner];  // across the edge leaving v
+    if (next < 0) return false;
+    f = &occluders[next];
+    corner = -1;
+    for (int k = 0; k < f->polygon.n; ++k) {
+      const Vec3 c = f->polygon.v[k];
+      if (c.x == v.x && c.y == v.y && c.z == v.z) corner = k;
+    }
+    if (corner < 0) return false;
+    if (f == &o) return true;
+  }
+  return false;
+}
+
 }  // namespace penumbra_detail
 
 // The segments of the emitter's plane across which what the receiver shows changes form (the EV and VE
@@ -220,10 +268,12 @@ RAD_HD inline void ForEachShadowEvent(const ClippedPair &cp, Vec3 emitterNormal,
   const double keep = 1 - 1e-6;  // margins within a millionth of the receiver point's height count as none
   auto height = [&](Vec3 p) { return Dot(emitterNormal, p - e0); };
   for (int c = 0; c < count; ++c) {
-    const WidePolygon p =
-        penumbra_detail::PartBetween(occluders[candidates[c]].polygon, emitterNormal, e0, receiverNormal, R.v[0]);
+    const Occluder &occluder = occluders[candidates[c]];
+    const WidePolygon p = penumbra_detail::PartBetween(occluder.polygon, emitterNormal, e0, receiverNormal, R.v[0]);
+    const bool whole = penumbra_detail::SameCorners(p, occluder.polygon);  // its edges are the occluder's
     for (int k = 0; k < R.n; ++k)  // occluder edges seen from receiver corners
       for (int m = 0; m < p.n; ++m) {
+        if (whole && penumbra_detail::EdgeInsideShadows(occluders, occluder, m, R.v[k])) continue;
         const Vec3 o0 = p.v[m], o1 = p.v[(m + 1) % p.n];
         const double limit = keep * height(R.v[k]);
         penumbra_detail::EventImage(R.v[k], true, o0, o1, limit - height(o0), limit - height(o1), emitterNormal,
@@ -232,6 +282,7 @@ RAD_HD inline void ForEachShadowEvent(const ClippedPair &cp, Vec3 emitterNormal,
     for (int m = 0; m < p.n; ++m)  // receiver edges seen through occluder corners
       for (int k = 0; k < R.n; ++k) {
         const Vec3 r0 = R.v[k], r1 = R.v[(k + 1) % R.n];
+        if (whole && penumbra_detail::CornerInsideShadows(occluders, occluder, m, r0, r1)) continue;
         const double o = height(p.v[m]);
         penumbra_detail::EventImage(p.v[m], false, r0, r1, keep * height(r0) - o, keep * height(r1) - o,
                                     emitterNormal, e0, reach, cut);

@@ -3,10 +3,13 @@
 // that survives is tested exactly (ShaftMayBeBlockedBy). Memory O(polygons) and no limit on their number, where
 // the face-pair lists of geometry.cpp cost faces^2 memory and faces^3 time. Written once for host and device.
 //
-// The BVH holds the occluders as single-precision triangles (id = occluder index), so its boxes may be smaller
-// than the double-precision polygons by a rounding; boxes are culled only when they are out by more than
-// `margin`, which makes the walk conservative. The walk visits subtrees in a fixed order that depends only on the
-// shaft, so a pair and its reverse, built on one canonical shaft, list the same occluders in the same order.
+// The BVH holds the occluders as single-precision triangles (id = occluder index), whose boxes may fall short of
+// the double-precision polygons by a rounding; the walk reads instead the boxes of its child slots in double
+// precision, which hold the polygons exactly (FormFactorGeometry::occluderBvhBoxes), and culls them with the same
+// tolerance as the exact test. So a run of tiles lying in the receiver's or the emitter's plane is dropped at
+// the top of its subtree, where single-precision boxes had to be walked down to their leaves. The walk visits
+// subtrees in a fixed order that depends only on the shaft, so a pair and its reverse, built on one canonical
+// shaft, list the same occluders in the same order.
 #pragma once
 
 #include <cstdint>
@@ -21,18 +24,18 @@ namespace rad {
 
 namespace shaft_query_detail {
 
-// True when child slot k of the node cannot reach into the shaft.
-RAD_HD RAD_INLINE bool BoxOutsideShaft(const BvhNode &n, int k, const Shaft &s, double margin) {
-  const double lo[3] = {n.lo[0][k], n.lo[1][k], n.lo[2][k]}, hi[3] = {n.hi[0][k], n.hi[1][k], n.hi[2][k]};
-  if (lo[0] > hi[0]) return true;  // an empty slot
-  const double t = s.tolerance - margin;  // a box touching the shaft counts as outside only beyond the margin
-  if (lo[0] >= s.boxMax.x - t || lo[1] >= s.boxMax.y - t || lo[2] >= s.boxMax.z - t) return true;
-  if (hi[0] <= s.boxMin.x + t || hi[1] <= s.boxMin.y + t || hi[2] <= s.boxMin.z + t) return true;
+// True when a box cannot reach into the shaft: it lies beyond the shaft's bounding box or one of its planes
+// (touching, within the shaft's tolerance, counts as beyond, as in ShaftMayBeBlockedBy).
+RAD_HD RAD_INLINE bool BoxOutsideShaft(const SlotBox &b, const Shaft &s) {
+  if (b.lo.x > b.hi.x) return true;  // an empty slot
+  const double t = s.tolerance;
+  if (b.lo.x >= s.boxMax.x - t || b.lo.y >= s.boxMax.y - t || b.lo.z >= s.boxMax.z - t) return true;
+  if (b.hi.x <= s.boxMin.x + t || b.hi.y <= s.boxMin.y + t || b.hi.z <= s.boxMin.z + t) return true;
   for (int p = 0; p < s.planeCount; ++p) {
     const Vec3 m = s.planes[p].normal;
     // The box's corner deepest into the hull's side of the plane.
-    const double nearest = m.x * (m.x > 0 ? lo[0] : hi[0]) + m.y * (m.y > 0 ? lo[1] : hi[1]) +
-                           m.z * (m.z > 0 ? lo[2] : hi[2]);
+    const double nearest = m.x * (m.x > 0 ? b.lo.x : b.hi.x) + m.y * (m.y > 0 ? b.lo.y : b.hi.y) +
+                           m.z * (m.z > 0 ? b.lo.z : b.hi.z);
     if (nearest - s.planes[p].offset >= -t) return true;
   }
   return false;
@@ -41,9 +44,9 @@ RAD_HD RAD_INLINE bool BoxOutsideShaft(const BvhNode &n, int k, const Shaft &s, 
 }  // namespace shaft_query_detail
 
 // Appends to `out` the occluders (not of faces faceA or faceB) that may reach into the shaft; returns how many
-// there are, counting stops at capacity + 1.
-RAD_HD inline int ShaftOccludersBvh(const BvhView &bvh, double margin, const Occluder *occluders, const Shaft &s,
-                                    int faceA, int faceB, int32_t *out, int capacity) {
+// there are, counting stops at capacity + 1. `boxes`: the child slots' exact boxes (FormFactorGeometry).
+RAD_HD inline int ShaftOccludersBvh(const BvhView &bvh, const SlotBox *boxes, const Occluder *occluders,
+                                    const Shaft &s, int faceA, int faceB, int32_t *out, int capacity) {
   using shaft_query_detail::BoxOutsideShaft;
   if (bvh.nodeCount == 0) return 0;
   int32_t stack[kBvhStackSize];
@@ -53,7 +56,7 @@ RAD_HD inline int ShaftOccludersBvh(const BvhView &bvh, double margin, const Occ
     const BvhNode &n = bvh.nodes[node];
     int32_t next = -1;
     for (int k = 0; k < 2; ++k) {
-      if (BoxOutsideShaft(n, k, s, margin)) continue;
+      if (BoxOutsideShaft(boxes[2 * node + k], s)) continue;
       if (n.child[k] >= 0) {
         if (next < 0) next = n.child[k];
         else stack[size++] = n.child[k];
