@@ -30,15 +30,22 @@ namespace rad {
 // and a body's shadow has most of its corners' shadows inside it.
 RAD_HD inline int DropInnerPoints(const Point2 *points, int *ids, int n) {
   using namespace visible_detail;
-  // The directions counter-clockwise from +x, 45 degrees apart, as (a, b): the extreme maximises a x + b y.
-  const double a[8] = {1, 1, 0, -1, -1, -1, 0, 1}, b[8] = {0, 1, 1, 1, 0, -1, -1, -1};
+  // The extremes in the directions counter-clockwise from +x, 45 degrees apart: the maxima of x, x + y, y and
+  // y - x, then their minima, found in one pass (the first point to reach each, in the order given).
   int extreme[8];
-  for (int d = 0; d < 8; ++d) {
-    extreme[d] = ids[0];
-    double best = a[d] * points[ids[0]].x + b[d] * points[ids[0]].y;
-    for (int i = 1; i < n; ++i) {
-      const double value = a[d] * points[ids[i]].x + b[d] * points[ids[i]].y;
-      if (value > best) best = value, extreme[d] = ids[i];
+  double best[8];
+  for (int d = 0; d < 8; ++d) extreme[d] = ids[0];
+  {
+    const Point2 p = points[ids[0]];
+    const double forms[4] = {p.x, p.x + p.y, p.y, p.y - p.x};
+    for (int f = 0; f < 4; ++f) best[f] = forms[f], best[f + 4] = forms[f];
+  }
+  for (int i = 1; i < n; ++i) {
+    const Point2 p = points[ids[i]];
+    const double forms[4] = {p.x, p.x + p.y, p.y, p.y - p.x};
+    for (int f = 0; f < 4; ++f) {
+      if (forms[f] > best[f]) best[f] = forms[f], extreme[f] = ids[i];
+      if (forms[f] < best[f + 4]) best[f + 4] = forms[f], extreme[f + 4] = ids[i];
     }
   }
   int kept = 0;

@@ -210,8 +210,12 @@ RAD_HD inline double FeatureDistance(Vec3 x, Vec3 t, const ConvexPolygon &receiv
 // The same for a triangle's own rules (TriangleRule, on the triangle's affine map): Strang-Fix's 3 points
 // (6e-3 R^-3) and Radon's 7 (5e-5 R^-4.5), from worst errors measured over triangles facing squares in all
 // orientations (radiosity_bench_far_field prints error over bound, below 1 at every R).
+// The powers are taken by multiplications and one square root: every pair asks, and pow was 3 % of the time
+// on a box of 2400 tiles.
+RAD_HD RAD_INLINE double InverseCube(double r) { return 1 / (r * r * r); }
+RAD_HD RAD_INLINE double InversePower4_5(double r) { return 1 / (r * r * r * r * sqrt(r)); }
 RAD_HD RAD_INLINE double TriangleFarFieldBound(int points, double ratio) {
-  return points == 3 ? 6e-3 * pow(ratio, -3.0) : 5e-5 * pow(ratio, -4.5);
+  return points == 3 ? 6e-3 * InverseCube(ratio) : 5e-5 * InversePower4_5(ratio);
 }
 RAD_HD RAD_INLINE int TriangleFarFieldPoints(double ratio, double tolerance, double safety) {
   if (TriangleFarFieldBound(3, ratio) <= safety * tolerance) return 3;
@@ -221,8 +225,8 @@ RAD_HD RAD_INLINE int TriangleFarFieldPoints(double ratio, double tolerance, dou
 
 RAD_HD RAD_INLINE int FarFieldPoints(double ratio, double tolerance, double safety) {
   const double target = safety * tolerance;
-  if (1.5e-3 * pow(ratio, -3.0) <= target) return 4;
-  if (3e-5 * pow(ratio, -4.5) <= target) return 9;
+  if (1.5e-3 * InverseCube(ratio) <= target) return 4;
+  if (3e-5 * InversePower4_5(ratio) <= target) return 9;
   if (1e-6 * pow(ratio, -5.3) <= target) return 17;
   return 0;
 }
