@@ -498,7 +498,7 @@ TEST(ExactVisibility, SphereShadowThroughItsFixedSilhouette) {
     Polygon2 shadow;
     CastFixedSilhouette(frame, x, 1, silhouette, shadow);
     double hidden = 0;
-    ASSERT_TRUE(DisjointShadowsFactor(x, {0, 0, 1}, frame, &shadow, 1, hidden));
+    ASSERT_TRUE(DisjointShadowsFactor(InFrame(frame, x, {0, 0, 1}), frame, &shadow, 1, hidden));
     // Independently: every corner cast onto z = 1 from x, their hull by gift wrapping, Lambert's formula.
     std::vector<Vec3> cast;
     for (int k = 0; k < cornerCount; ++k) cast.push_back(x + (corners[k] - x) * (1 / corners[k].z));

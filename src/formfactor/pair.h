@@ -73,11 +73,12 @@ struct VisibleReceiverFactor {
         if (shadows[count].n > 0) ++count;
       }
     if (count == 0) return blocked ? 0 : PointToPolygonFormFactor(x, emitterNormal, *receiver);
+    const FramePoint p = InFrame(*frame, x, emitterNormal);
     double hidden;
-    if (DisjointShadowsFactor(x, emitterNormal, *frame, shadows, count, hidden))
-      return blocked ? hidden : PointToPolygonFormFactor(x, emitterNormal, *receiver) - hidden;
-    const double visible = PointToVisibleReceiver(x, emitterNormal, *frame, shadows, count);
-    return blocked ? PointToPolygonFormFactor(x, emitterNormal, *receiver) - visible : visible;
+    if (DisjointShadowsFactor(p, *frame, shadows, count, hidden))
+      return blocked ? hidden : PlanePolygonFactor(p, frame->polygon) - hidden;
+    const double visible = PointToVisibleReceiver(p, *frame, shadows, count);
+    return blocked ? PlanePolygonFactor(p, frame->polygon) - visible : visible;
   }
 };
 

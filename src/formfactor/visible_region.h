@@ -236,12 +236,43 @@ RAD_HD inline void ShadowOnReceiver(const ReceiverFrame &f, Vec3 x, double h, co
   ClipShadowToReceiver(f, shadow);
 }
 
+// A point of the emitter as the contour sums over the receiver's plane see it: its coordinates in the receiver's
+// frame (h > 0: in front of the plane) and its unit normal in the same frame.
+struct FramePoint {
+  double u, v, h;
+  Vec3 normal;
+};
+
+RAD_HD RAD_INLINE FramePoint InFrame(const ReceiverFrame &f, Vec3 x, Vec3 nx) {
+  const Vec3 r = x - f.origin;
+  return FramePoint{Dot(r, f.e1), Dot(r, f.e2), Dot(r, f.normal), Vec3{Dot(nx, f.e1), Dot(nx, f.e2), Dot(nx, f.normal)}};
+}
+
+// ContourEdgeTerm (point_polygon.h) for an edge a -> b of the receiver's plane, in frame coordinates: the same
+// term with the corners' height fixed at 0, so that the differences and the cross product take a third of the
+// work (the frame is right-handed: e1 x e2 = normal, so cross products keep their frame coordinates).
+RAD_HD RAD_INLINE double PlaneEdgeTerm(const FramePoint &x, Point2 a, Point2 b) {
+  const double ax = a.x - x.u, ay = a.y - x.v, bx = b.x - x.u, by = b.y - x.v;
+  const double cx = x.h * (ay - by), cy = x.h * (bx - ax), cz = bx * ay - by * ax;  // (b - x) x (a - x)
+  const double s = sqrt(cx * cx + cy * cy + cz * cz);
+  if (!(s > 0)) return 0;
+  const double beta = AngleFromSineCosine(s, ax * bx + ay * by + x.h * x.h);
+  return beta * (x.normal.x * cx + x.normal.y * cy + x.normal.z * cz) / s;
+}
+
+// The form factor from x to a polygon of the receiver's plane (Lambert's contour sum, PointToPolygonFormFactor).
+RAD_HD RAD_INLINE double PlanePolygonFactor(const FramePoint &x, const Polygon2 &p) {
+  double sum = 0;
+  for (int k = 0; k < p.n; ++k) sum += PlaneEdgeTerm(x, p.v[k == 0 ? p.n - 1 : k - 1], p.v[k]);
+  return sum / (2 * kPi);
+}
+
 // The form factor from x (unit normal nx) to the shadows (each made by ShadowOnReceiver, so inside the receiver)
 // when no two of them meet: their bounding boxes lie more than the tolerance apart. Returns false when two may
 // meet. The part of the receiver x sees then has the receiver's factor less this: each shadow's contour is
 // summed on its own, with none of the edge-against-polygon work of PointToVisibleReceiver (most points see
 // one shadow, a convex body's or one polygon's).
-RAD_HD inline bool DisjointShadowsFactor(Vec3 x, Vec3 nx, const ReceiverFrame &f, const Polygon2 *shadows,
+RAD_HD inline bool DisjointShadowsFactor(const FramePoint &x, const ReceiverFrame &f, const Polygon2 *shadows,
                                          int shadowCount, double &hidden) {
   const double tol = f.tolerance;
   for (int a = 0; a < shadowCount; ++a)
@@ -250,22 +281,13 @@ RAD_HD inline bool DisjointShadowsFactor(Vec3 x, Vec3 nx, const ReceiverFrame &f
       if (!(A.hi.x + tol < B.lo.x || B.hi.x + tol < A.lo.x || A.hi.y + tol < B.lo.y || B.hi.y + tol < A.lo.y))
         return false;
     }
-  double sum = 0;
-  for (int a = 0; a < shadowCount; ++a) {
-    const Polygon2 &A = shadows[a];
-    Vec3 previous = PlanePoint(f, A.v[A.n - 1]);
-    for (int k = 0; k < A.n; ++k) {
-      const Vec3 corner = PlanePoint(f, A.v[k]);
-      sum += ContourEdgeTerm(x, nx, previous, corner);
-      previous = corner;
-    }
-  }
-  hidden = sum / (2 * kPi);
+  hidden = 0;
+  for (int a = 0; a < shadowCount; ++a) hidden += PlanePolygonFactor(x, shadows[a]);
   return true;
 }
 
 // The form factor from x (unit normal nx) to the receiver less the shadows (each made by ShadowOnReceiver).
-RAD_HD inline double PointToVisibleReceiver(Vec3 x, Vec3 nx, const ReceiverFrame &f, const Polygon2 *shadows,
+RAD_HD inline double PointToVisibleReceiver(const FramePoint &x, const ReceiverFrame &f, const Polygon2 *shadows,
                                             int shadowCount) {
   using namespace visible_detail;
   const double tol = f.tolerance;
@@ -321,9 +343,8 @@ RAD_HD inline double PointToVisibleReceiver(Vec3 x, Vec3 nx, const ReceiverFrame
       const double minimum = tol / Length2(d);  // pieces shorter than the tolerance are rounding, not light
       auto emit = [&](double s0, double s1) {
         if (!(s1 - s0 > minimum)) return;
-        const Vec3 u = PlanePoint(f, Point2{p.x + d.x * s0, p.y + d.y * s0});
-        const Vec3 v = PlanePoint(f, Point2{p.x + d.x * s1, p.y + d.y * s1});
-        sum += a == 0 ? ContourEdgeTerm(x, nx, u, v) : ContourEdgeTerm(x, nx, v, u);
+        const Point2 u{p.x + d.x * s0, p.y + d.y * s0}, v{p.x + d.x * s1, p.y + d.y * s1};
+        sum += a == 0 ? PlaneEdgeTerm(x, u, v) : PlaneEdgeTerm(x, v, u);
       };
       double cursor = plusLo;
       for (int m = 0; m < minusCount && cursor < plusHi; ++m) {
