@@ -25,24 +25,46 @@ int FindRoot(std::vector<int> &parent, int x) {
   return x;
 }
 
-// Fills Occluder::across: each directed edge is looked up by its corners' exact positions; an edge used more
-// than once in one direction (a non-manifold edge) links to nothing.
+// Fills Occluder::across: corners are numbered by exact position, then each directed edge is looked up by its
+// corners' numbers; an edge used more than once in one direction (a non-manifold edge) links to nothing. Sorted
+// arrays rather than maps: a mesh of a million polygons has four million edges.
 void LinkOccluderEdges(std::vector<Occluder> &occluders) {
-  using Corner = std::tuple<double, double, double>;
-  auto key = [](Vec3 p) { return Corner{p.x, p.y, p.z}; };
-  std::map<std::pair<Corner, Corner>, int32_t> owner;  // directed edge -> occluder, or -2 when repeated
-  for (size_t o = 0; o < occluders.size(); ++o) {
-    const ConvexPolygon &p = occluders[o].polygon;
-    for (int k = 0; k < p.n; ++k) {
-      const auto [it, inserted] = owner.emplace(std::make_pair(key(p.v[k]), key(p.v[(k + 1) % p.n])), int32_t(o));
-      if (!inserted) it->second = -2;
-    }
+  struct CornerUse {
+    Vec3 p;
+    int64_t slot;  // occluder * kCapacity + corner
+  };
+  constexpr int64_t kSlots = ConvexPolygon::kCapacity;
+  std::vector<CornerUse> uses;
+  for (size_t o = 0; o < occluders.size(); ++o)
+    for (int k = 0; k < occluders[o].polygon.n; ++k)
+      uses.push_back(CornerUse{occluders[o].polygon.v[k], int64_t(o) * kSlots + k});
+  auto before = [](const Vec3 &a, const Vec3 &b) { return std::tie(a.x, a.y, a.z) < std::tie(b.x, b.y, b.z); };
+  std::sort(uses.begin(), uses.end(), [&](const CornerUse &a, const CornerUse &b) {
+    return before(a.p, b.p) || (!before(b.p, a.p) && a.slot < b.slot);
+  });
+  std::vector<uint32_t> cornerId(occluders.size() * size_t(kSlots));
+  uint32_t id = 0;
+  for (size_t u = 0; u < uses.size(); ++u) {
+    if (u > 0 && before(uses[u - 1].p, uses[u].p)) ++id;
+    cornerId[size_t(uses[u].slot)] = id;
   }
-  for (auto &o : occluders) {
-    const ConvexPolygon &p = o.polygon;
-    for (int k = 0; k < p.n; ++k) {
-      const auto it = owner.find(std::make_pair(key(p.v[(k + 1) % p.n]), key(p.v[k])));
-      o.across[k] = it == owner.end() ? -1 : std::max(it->second, int32_t(-1));
+  auto edgeKey = [&](size_t o, int from, int to) {
+    return uint64_t(cornerId[o * size_t(kSlots) + size_t(from)]) << 32 | cornerId[o * size_t(kSlots) + size_t(to)];
+  };
+  std::vector<std::pair<uint64_t, int32_t>> edges;  // directed edge -> occluder, sorted
+  for (size_t o = 0; o < occluders.size(); ++o) {
+    const int n = occluders[o].polygon.n;
+    for (int k = 0; k < n; ++k) edges.emplace_back(edgeKey(o, k, (k + 1) % n), int32_t(o));
+  }
+  std::sort(edges.begin(), edges.end());
+  for (size_t o = 0; o < occluders.size(); ++o) {
+    const int n = occluders[o].polygon.n;
+    for (int k = 0; k < n; ++k) {
+      const uint64_t reversed = edgeKey(o, (k + 1) % n, k);
+      const auto first = std::lower_bound(edges.begin(), edges.end(), std::make_pair(reversed, int32_t(-1)));
+      const bool single = first != edges.end() && first->first == reversed &&
+                          (first + 1 == edges.end() || (first + 1)->first != reversed);
+      occluders[o].across[k] = single ? first->second : -1;
     }
   }
 }
