@@ -7,7 +7,6 @@
 #include <limits>
 #include <map>
 #include <numeric>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -20,36 +19,41 @@ namespace rad {
 
 namespace {
 
+// Numbers points by exact position: equal coordinates, equal numbers (a soup's repeated corners and a welded
+// mesh's shared ones alike), dense from 0 in the order of position. By sorting: a mesh of a million polygons has
+// four million corners, too many for a map.
+std::vector<uint32_t> NumberByPosition(const std::vector<Vec3> &points) {
+  auto before = [](const Vec3 &a, const Vec3 &b) { return std::tie(a.x, a.y, a.z) < std::tie(b.x, b.y, b.z); };
+  std::vector<uint32_t> order(points.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return before(points[a], points[b]); });
+  std::vector<uint32_t> number(points.size());
+  uint32_t id = 0;
+  for (size_t u = 0; u < order.size(); ++u) {
+    if (u > 0 && before(points[order[u - 1]], points[order[u]])) ++id;
+    number[order[u]] = id;
+  }
+  return number;
+}
+
 int FindRoot(std::vector<int> &parent, int x) {
   while (parent[x] != x) x = parent[x] = parent[parent[x]];
   return x;
 }
 
 // Fills Occluder::across: corners are numbered by exact position, then each directed edge is looked up by its
-// corners' numbers; an edge used more than once in one direction (a non-manifold edge) links to nothing. Sorted
-// arrays rather than maps: a mesh of a million polygons has four million edges.
+// corners' numbers in a sorted array; an edge used more than once in one direction (a non-manifold edge) links
+// to nothing.
 void LinkOccluderEdges(std::vector<Occluder> &occluders) {
-  struct CornerUse {
-    Vec3 p;
-    int64_t slot;  // occluder * kCapacity + corner
-  };
-  constexpr int64_t kSlots = ConvexPolygon::kCapacity;
-  std::vector<CornerUse> uses;
-  for (size_t o = 0; o < occluders.size(); ++o)
-    for (int k = 0; k < occluders[o].polygon.n; ++k)
-      uses.push_back(CornerUse{occluders[o].polygon.v[k], int64_t(o) * kSlots + k});
-  auto before = [](const Vec3 &a, const Vec3 &b) { return std::tie(a.x, a.y, a.z) < std::tie(b.x, b.y, b.z); };
-  std::sort(uses.begin(), uses.end(), [&](const CornerUse &a, const CornerUse &b) {
-    return before(a.p, b.p) || (!before(b.p, a.p) && a.slot < b.slot);
-  });
-  std::vector<uint32_t> cornerId(occluders.size() * size_t(kSlots));
-  uint32_t id = 0;
-  for (size_t u = 0; u < uses.size(); ++u) {
-    if (u > 0 && before(uses[u - 1].p, uses[u].p)) ++id;
-    cornerId[size_t(uses[u].slot)] = id;
+  std::vector<Vec3> corners;
+  std::vector<size_t> first(occluders.size());  // occluder o's corners start at corners[first[o]]
+  for (size_t o = 0; o < occluders.size(); ++o) {
+    first[o] = corners.size();
+    corners.insert(corners.end(), occluders[o].polygon.v, occluders[o].polygon.v + occluders[o].polygon.n);
   }
+  const std::vector<uint32_t> number = NumberByPosition(corners);
   auto edgeKey = [&](size_t o, int from, int to) {
-    return uint64_t(cornerId[o * size_t(kSlots) + size_t(from)]) << 32 | cornerId[o * size_t(kSlots) + size_t(to)];
+    return uint64_t(number[first[o] + size_t(from)]) << 32 | number[first[o] + size_t(to)];
   };
   std::vector<std::pair<uint64_t, int32_t>> edges;  // directed edge -> occluder, sorted
   for (size_t o = 0; o < occluders.size(); ++o) {
@@ -61,10 +65,10 @@ void LinkOccluderEdges(std::vector<Occluder> &occluders) {
     const int n = occluders[o].polygon.n;
     for (int k = 0; k < n; ++k) {
       const uint64_t reversed = edgeKey(o, (k + 1) % n, k);
-      const auto first = std::lower_bound(edges.begin(), edges.end(), std::make_pair(reversed, int32_t(-1)));
-      const bool single = first != edges.end() && first->first == reversed &&
-                          (first + 1 == edges.end() || (first + 1)->first != reversed);
-      occluders[o].across[k] = single ? first->second : -1;
+      const auto match = std::lower_bound(edges.begin(), edges.end(), std::make_pair(reversed, int32_t(-1)));
+      const bool single = match != edges.end() && match->first == reversed &&
+                          (match + 1 == edges.end() || (match + 1)->first != reversed);
+      occluders[o].across[k] = single ? match->second : -1;
     }
   }
 }
@@ -110,13 +114,16 @@ void AddConvexSurfaceLists(FormFactorGeometry &g) {
     g.convexFaceStart[f] = int32_t(g.convexFaces.size());
     const auto it = faces.find(f);
     if (it == faces.end()) continue;
-    std::set<std::tuple<double, double, double>> seen;
-    std::vector<Vec3> corners;
+    std::vector<Vec3> all;
     for (int32_t o : it->second) {
-      const ConvexPolygon &p = g.occluders[o].polygon;
-      for (int k = 0; k < p.n; ++k)
-        if (seen.insert({p.v[k].x, p.v[k].y, p.v[k].z}).second) corners.push_back(p.v[k]);
+      const ConvexPolygon &p = g.occluders[size_t(o)].polygon;
+      all.insert(all.end(), p.v, p.v + p.n);
     }
+    const std::vector<uint32_t> number = NumberByPosition(all);
+    std::vector<bool> seen(all.size(), false);
+    std::vector<Vec3> corners;  // each once, where it first appears
+    for (size_t k = 0; k < all.size(); ++k)
+      if (!seen[number[k]]) seen[number[k]] = true, corners.push_back(all[k]);
     if (corners.size() > size_t(kMaxConvexBodyCorners)) continue;  // no list: no fixed silhouette for it
     g.convexCorners.insert(g.convexCorners.end(), corners.begin(), corners.end());
     g.convexFaces.insert(g.convexFaces.end(), it->second.begin(), it->second.end());
@@ -199,8 +206,14 @@ std::vector<bool> ClosedSurfaceFaces(const Scene &scene, const std::vector<bool>
 std::vector<int> ClosedSurfaceOfFace(const Scene &scene, const std::vector<bool> &pierced) {
   const int nf = int(scene.faces.size());
   // Corners welded by exact position: a soup and a welded mesh of the same surface give the same answer.
-  std::map<std::tuple<double, double, double>, int64_t> ids;
-  auto id = [&](const Vec3 &p) { return ids.emplace(std::make_tuple(p.x, p.y, p.z), int64_t(ids.size())).first->second; };
+  std::vector<Vec3> corners;
+  std::vector<size_t> first(static_cast<size_t>(nf));  // face f's corners start at corners[first[f]]
+  for (int f = 0; f < nf; ++f) {
+    first[size_t(f)] = corners.size();
+    corners.insert(corners.end(), scene.faces[f].corners.begin(), scene.faces[f].corners.end());
+  }
+  const std::vector<uint32_t> number = NumberByPosition(corners);
+  auto id = [&](int f, size_t k) { return int64_t(number[first[size_t(f)] + k]); };
   struct EdgeUse {
     int face;
     bool forward;  // runs from the lower corner id to the higher
@@ -210,7 +223,7 @@ std::vector<int> ClosedSurfaceOfFace(const Scene &scene, const std::vector<bool>
   for (int f = 0; f < nf; ++f) {
     const auto &c = scene.faces[f].corners;
     for (size_t k = 0; k < c.size(); ++k) {
-      const int64_t a = id(c[k]), b = id(c[(k + 1) % c.size()]);
+      const int64_t a = id(f, k), b = id(f, (k + 1) % c.size());
       if (a == b) {
         degenerate[f] = true;
         continue;
@@ -277,11 +290,8 @@ FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {
     BuildFacePairCandidates(g);
   } else {
     std::vector<BvhTriangle> triangles;
-    double extent = 0;
     for (size_t o = 0; o < g.occluders.size(); ++o) {
       const ConvexPolygon &p = g.occluders[o].polygon;
-      for (int k = 0; k < p.n; ++k)
-        extent = std::max({extent, std::fabs(p.v[k].x), std::fabs(p.v[k].y), std::fabs(p.v[k].z)});
       for (int k = 1; k + 1 < p.n; ++k) {
         BvhTriangle t;
         const Vec3 c[3] = {p.v[0], p.v[k], p.v[k + 1]};

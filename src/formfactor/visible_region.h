@@ -166,9 +166,6 @@ RAD_HD inline ReceiverFrame MakeReceiverFrame(const ConvexPolygon &receiver, Vec
   return f;
 }
 
-// The point of the receiver's plane at coordinates p of its frame.
-RAD_HD RAD_INLINE Vec3 PlanePoint(const ReceiverFrame &f, Point2 p) { return f.origin + f.e1 * p.x + f.e2 * p.y; }
-
 // The central projection from x (h = distance of x in front of the receiver's plane) of a point at `height`
 // above that plane (below x's level), in the plane's coordinates.
 RAD_HD RAD_INLINE Point2 CastPoint(const ReceiverFrame &f, Vec3 x, double h, Vec3 point, double height) {
@@ -245,7 +242,8 @@ struct FramePoint {
 
 RAD_HD RAD_INLINE FramePoint InFrame(const ReceiverFrame &f, Vec3 x, Vec3 nx) {
   const Vec3 r = x - f.origin;
-  return FramePoint{Dot(r, f.e1), Dot(r, f.e2), Dot(r, f.normal), Vec3{Dot(nx, f.e1), Dot(nx, f.e2), Dot(nx, f.normal)}};
+  const Vec3 normal{Dot(nx, f.e1), Dot(nx, f.e2), Dot(nx, f.normal)};
+  return FramePoint{Dot(r, f.e1), Dot(r, f.e2), Dot(r, f.normal), normal};
 }
 
 // ContourEdgeTerm (point_polygon.h) for an edge a -> b of the receiver's plane, in frame coordinates: the same
