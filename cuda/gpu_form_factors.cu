@@ -26,7 +26,7 @@ constexpr int kBlock = 128;
 
 // The kernels' counts, in global memory (Tallies) and per thread block in shared memory (same layout).
 struct Tallies {
-  unsigned long long evaluations, exchanging, rays, occluded, overCapacity, atDepthLimit;
+  unsigned long long evaluations, nodePairs, exchanging, rays, occluded, overCapacity, atDepthLimit;
 };
 constexpr int kTallyCount = sizeof(Tallies) / sizeof(unsigned long long);
 using BlockTallies = Tallies;
@@ -34,7 +34,7 @@ using BlockTallies = Tallies;
 // Adds a thread's counts to the kernel's tallies: first within the thread block (shared memory), then one
 // global atomic per block and counter, so that millions of threads do not queue on a few addresses.
 __device__ void InitBlockTallies(BlockTallies &t) {
-  if (threadIdx.x == 0) t = BlockTallies{0, 0, 0, 0, 0, 0};
+  if (threadIdx.x == 0) t = BlockTallies{0, 0, 0, 0, 0, 0, 0};
   __syncthreads();
 }
 
@@ -59,6 +59,7 @@ __global__ void FormFactorKernel(GeometryView g, const long long *rows, long lon
     const int i = int(rows[e / n]), j = int(e % n);
     const PairResult p = FormFactorEntry(g, i, j, s, values[e], needsRays[e]);
     if (p.evaluations) atomicAdd(&block.evaluations, (unsigned long long)p.evaluations);
+    if (p.nodePairs) atomicAdd(&block.nodePairs, (unsigned long long)p.nodePairs);
     if (p.value > 0) atomicAdd(&block.exchanging, 1ULL);
     if (p.occluded) atomicAdd(&block.occluded, 1ULL);
     if (p.overCapacity) atomicAdd(&block.overCapacity, 1ULL);
@@ -175,6 +176,7 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   Tallies t{};
   tallies.Download(&t, 1);
   counters.evaluations += (long long)t.evaluations;
+  counters.nodePairs += (long long)t.nodePairs;
   counters.pairsExchanging += (long long)t.exchanging;
   counters.rays += (long long)t.rays;
   counters.pairsOccluded += (long long)t.occluded;

@@ -210,16 +210,19 @@ TEST(Unoccluded, BackFacingAndCoplanarPairsAreExactlyZero) {
 TEST(Unoccluded, FarFieldRulesHonourTheTolerance) {
   // Pairs from touching-close to 20 emitter diameters apart, squares and triangles, tilted every way: whichever
   // fixed rule (or none) the separation allows for a tolerance, the factor is within it of the refined value,
-  // and the cheaper rules are taken where they may (the 4-point rule far away at 1e-4; a triangle's 3-point
-  // rule). Triangles take their own rules: on their collapsed maps the degree-7 rule was 1.2e-5 off at 1.2
-  // diameters and 1e-5 at 9.
+  // and the cheaper rules are taken where they may (the node-pair rules of 2 x 2 points far away at 1e-4; a
+  // triangle's 3 points). Triangles take their own rules: on their collapsed maps the degree-7 rule was 1.2e-5
+  // off at 1.2 diameters and 1e-5 at 9.
   QuadratureSettings strict;
   strict.relativeTolerance = 1e-12;
   strict.wellSeparatedRatio = 1e30;  // never a fixed rule
   const Vec3 square[4] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}};
   const Vec3 triangle[3] = {{0, 0, 0}, {1, 0, 0}, {0.2, 0.9, 0}};
+  // A long rectangle: the node-pair rules' errors grow with its length, not its diameter (point_pair_rule.h).
+  const Vec3 strip[4] = {{0, 0, 0}, {1, 0, 0}, {1, 0.2, 0}, {0, 0.2, 0}};
   int cheapest = 1 << 30, cheapestTriangle = 1 << 30;
-  for (const ConvexPolygon &emitter : {MakeConvexPolygon(square, 4), MakeConvexPolygon(triangle, 3)})
+  for (const ConvexPolygon &emitter :
+       {MakeConvexPolygon(square, 4), MakeConvexPolygon(triangle, 3), MakeConvexPolygon(strip, 4)})
     for (double ratio : {0.5, 1.0, 1.7, 2.5, 4.0, 8.0, 20.0})
       for (int conf = 0; conf < 12; ++conf) {
         const double theta = 0.5 * conf, phi = 1.1 * conf, size = conf % 2 == 0 ? 0.4 : 2.5;
@@ -239,8 +242,13 @@ TEST(Unoccluded, FarFieldRulesHonourTheTolerance) {
           const UnoccludedResult r = UnoccludedFormFactor(cp, {0, 0, 1}, 1, q);
           EXPECT_NEAR(r.formFactor / reference - 1, 0, tolerance)
               << "ratio " << ratio << " conf " << conf << " corners " << emitter.n;
+          // The node-pair rules need no contour evaluation. Their bounds are kept within a tenth of the tolerance
+          // (kEstimateSafety): hold them to it. Count the node pairs of the pairs they took.
+          if (r.evaluations == 0)
+            EXPECT_NEAR(r.formFactor / reference - 1, 0, kEstimateSafety * tolerance)
+                << "node pairs " << r.nodePairs << ", ratio " << ratio << " conf " << conf << " corners " << emitter.n;
           int &fewest = emitter.n == 3 ? cheapestTriangle : cheapest;
-          fewest = std::min(fewest, r.evaluations);
+          if (r.evaluations == 0) fewest = std::min(fewest, r.nodePairs);
         }
       }
   // Perpendicular squares whose planes meet along a line through both (tiles of two walls of a room, a few
@@ -255,12 +263,14 @@ TEST(Unoccluded, FarFieldRulesHonourTheTolerance) {
     for (double tolerance : {1e-4, 1e-5, 1e-6}) {
       QuadratureSettings q;
       q.relativeTolerance = tolerance;
-      EXPECT_NEAR(UnoccludedFormFactor(cp, {0, 0, 1}, 1, q).formFactor / reference - 1, 0, tolerance)
-          << "offset " << offset;
+      const UnoccludedResult r = UnoccludedFormFactor(cp, {0, 0, 1}, 1, q);
+      EXPECT_NEAR(r.formFactor / reference - 1, 0, tolerance) << "offset " << offset;
+      // Far along the corner the checked node-pair rules agree and take the pair without a contour evaluation.
+      if (offset >= 10) EXPECT_TRUE(r.evaluations == 0 && r.nodePairs > 0) << r.evaluations << " " << r.nodePairs;
     }
   }
-  EXPECT_EQ(cheapest, 4);
-  EXPECT_EQ(cheapestTriangle, 3);
+  EXPECT_EQ(cheapest, 4 * 4);        // Gauss 2 x 2 on both squares
+  EXPECT_EQ(cheapestTriangle, 3 * 4);  // the triangle's 3 points, the square's 4
 }
 
 }  // namespace

@@ -147,10 +147,10 @@ void FormFactorJob::Run() {
 
   long long mine[] = {counters_.pairsExchanging, counters_.pairsRayTraced, counters_.pairsOccluded,
                       counters_.pairsOverCapacity, counters_.pairsAtDepthLimit, counters_.rays,
-                      counters_.evaluations};
+                      counters_.evaluations, counters_.nodePairs};
   long long all[std::size(mine)] = {};
   MPI_Allreduce(mine, all, int(std::size(mine)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6]};
+  totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7]};
   // Pairs that did not get what was asked of them are said, never hidden (also in the file's attributes).
   if (rank == 0 && !o_.quiet && totals_.pairsOverCapacity > 0)
     std::fprintf(stderr,
@@ -220,6 +220,7 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   timers_.SetCounter("pairs at cubature depth limit", double(counters_.pairsAtDepthLimit));
   timers_.SetCounter("shadow rays", double(counters_.rays));
   timers_.SetCounter("contour evaluations", double(counters_.evaluations));
+  timers_.SetCounter("node-pair evaluations", double(counters_.nodePairs));
   // Rays per second: all ranks' rays over the slowest rank's visibility phase.
   double rays = double(counters_.rays), allRays = 0, visibility = timers_.Get("visibility rays"), slowest = 0;
   MPI_Allreduce(&rays, &allRays, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

@@ -31,10 +31,12 @@ struct FormFactorCounters {
   long long pairsAtDepthLimit = 0;  // pairs whose cubature stopped at its depth limit
   long long rays = 0;              // shadow rays traced (once per unordered pair computed)
   long long evaluations = 0;      // point-to-polygon contour evaluations (once per unordered pair computed)
+  long long nodePairs = 0;        // point-to-point kernel evaluations of the node-pair rules (likewise)
 
   // Counts entry (i, j) of a computed pair, and its work.
   void Add(const PairResult &p) {
     evaluations += p.evaluations;
+    nodePairs += p.nodePairs;
     AddEntry(p, p.value);
   }
   // Counts entry (j, i) of a pair computed from row i: the same pair, no work of its own.
@@ -53,6 +55,7 @@ struct FormFactorCounters {
     pairsAtDepthLimit += c.pairsAtDepthLimit;
     rays += c.rays;
     evaluations += c.evaluations;
+    nodePairs += c.nodePairs;
   }
 };
 

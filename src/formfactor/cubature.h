@@ -20,6 +20,7 @@
 #pragma once
 
 #include "formfactor/convex_polygon.h"
+#include "formfactor/quadrature_nodes.h"
 #include "util/hd.h"
 #include "util/vec3.h"
 
@@ -207,7 +208,7 @@ RAD_HD inline double FeatureDistance(Vec3 x, Vec3 t, const ConvexPolygon &receiv
 // and size ratios 0.3-3 (radiosity_bench_far_field, jobs/bench/far_field.cpp, prints them), bounded
 // by the power laws below: the Gauss product rules 2 x 2 (1.5e-3 R^-3; measured 1.0e-3 at R = 1, 6.4e-7 at
 // 10) and 3 x 3 (3e-5 R^-4.5; 1.9e-5, 2.8e-10), and the degree-7 rule (1e-6 R^-5.3; 5.7e-7, 2.5e-13).
-// The same for a triangle's own rules (TriangleRule, on the triangle's affine map): Strang-Fix's 3 points
+// The same for a triangle's own rules (quadrature_nodes.h, on the triangle's affine map): Strang-Fix's 3 points
 // (6e-3 R^-3) and Radon's 7 (5e-5 R^-4.5), from worst errors measured over triangles facing squares in all
 // orientations (radiosity_bench_far_field prints error over bound, below 1 at every R).
 // The powers are taken by multiplications and one square root: every pair asks, and pow was 3 % of the time
@@ -233,38 +234,9 @@ RAD_HD RAD_INLINE int FarFieldPoints(double ratio, double tolerance, double safe
 
 namespace cubature {
 
-// The m x m Gauss-Legendre product rule (m = 2 or 3) over every map of the polygon.
-template <class F>
-RAD_HD inline double GaussProduct(const QuadMap *maps, int mapCount, int m, const F &f) {
-  const double x2[2] = {0.21132486540518712, 0.78867513459481288}, w2[2] = {0.5, 0.5};
-  const double x3[3] = {0.11270166537925831, 0.5, 0.88729833462074169},
-               w3[3] = {5.0 / 18, 8.0 / 18, 5.0 / 18};
-  const double *x = m == 2 ? x2 : x3, *w = m == 2 ? w2 : w3;
-  double sum = 0;
-  for (int k = 0; k < mapCount; ++k)
-    for (int a = 0; a < m; ++a)
-      for (int b = 0; b < m; ++b) sum += w[a] * w[b] * f(maps[k].At(x[a], x[b])) * maps[k].AreaElement(x[a], x[b]);
-  return sum;
-}
-
 // Whether the map is a triangle (MakeMaps collapses triangles at their apex: p11 == p01).
 RAD_HD RAD_INLINE bool IsTriangle(const QuadMap &m) {
   return m.p11.x == m.p01.x && m.p11.y == m.p01.y && m.p11.z == m.p01.z;
-}
-
-// A triangle's own rules, on its affine map (the collapsed map would halve their order): Strang and Fix's
-// 3-point rule (degree 2) or Radon's 7-point rule (degree 5).
-template <class F>
-RAD_HD inline double TriangleRule(Vec3 a, Vec3 b, Vec3 c, int points, const F &f) {
-  const double area = 0.5 * Length(Cross(b - a, c - a));
-  auto at = [&](double la, double lb, double lc) { return f(a * la + b * lb + c * lc); };
-  if (points == 3)
-    return area / 3 * (at(2.0 / 3, 1.0 / 6, 1.0 / 6) + at(1.0 / 6, 2.0 / 3, 1.0 / 6) + at(1.0 / 6, 1.0 / 6, 2.0 / 3));
-  const double s15 = 3.872983346207417;  // sqrt(15)
-  const double a1 = (6 - s15) / 21, b1 = (9 + 2 * s15) / 21, w1 = (155 - s15) / 1200;
-  const double a2 = (6 + s15) / 21, b2 = (9 - 2 * s15) / 21, w2 = (155 + s15) / 1200;
-  return area * (9.0 / 40 * at(1.0 / 3, 1.0 / 3, 1.0 / 3) + w1 * (at(b1, a1, a1) + at(a1, b1, a1) + at(a1, a1, b1)) +
-                 w2 * (at(b2, a2, a2) + at(a2, b2, a2) + at(a2, a2, b2)));
 }
 
 }  // namespace cubature
@@ -310,19 +282,20 @@ RAD_HD inline CubatureResult FixedRuleIntegral(const ConvexPolygon &domain, cons
   const int mapCount = cubature::MakeMaps(domain, maps);
   for (int k = 0; k < mapCount; ++k) {
     const cubature::QuadMap &m = maps[k];
-    if (cubature::IsTriangle(m)) {
-      result.integral += cubature::TriangleRule(m.p00, m.p10, m.p11, plan.trianglePoints, f);
-      result.evaluations += plan.trianglePoints;
-    } else if (plan.quadPoints == 17) {
+    if (plan.quadPoints == 17 && !cubature::IsTriangle(m)) {
       cubature::Cell c{};
       c.u1 = c.v1 = 1;
       result.evaluations += cubature::Evaluate(c, m, f);
       result.integral += c.value;
-    } else {
-      const int n = plan.quadPoints == 4 ? 2 : 3;
-      result.integral += cubature::GaussProduct(&m, 1, n, f);
-      result.evaluations += n * n;
+      continue;
     }
+    QuadratureNodes points;
+    if (cubature::IsTriangle(m))
+      nodes::Triangle(m.p00, m.p10, m.p11, plan.trianglePoints, points);
+    else
+      nodes::Parallelogram(m.p00, m.p10, m.p01, plan.quadPoints, points);
+    result.integral += NodeSum(points, f);
+    result.evaluations += points.count;
   }
   return result;
 }

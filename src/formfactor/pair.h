@@ -188,6 +188,7 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
   } else if (pieceCount == 0 && !blockedForm) {
     UnoccludedResult none;  // the whole emitter is in the umbra
     none.evaluations = open.evaluations;
+    none.nodePairs = open.nodePairs;
     return none;
   }
   // Cuts the pieces along a plane; with a segment a-b, only the pieces the segment passes through.
@@ -234,9 +235,11 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
       Larger(q.absoluteTolerance, q.relativeTolerance * open.formFactor * emitter.area / PolygonArea(domain));
   UnoccludedResult total;
   total.evaluations = open.evaluations;
+  total.nodePairs = open.nodePairs;
   auto add = [&](const UnoccludedResult &r) {
     total.formFactor += r.formFactor;
     total.evaluations += r.evaluations;
+    total.nodePairs += r.nodePairs;
     total.hitDepthLimit = total.hitDepthLimit || r.hitDepthLimit;
   };
   for (int p = 0; p < pieceCount; ++p) {
@@ -333,6 +336,7 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
     r.occluded = true;
   }
   r.evaluations = u.evaluations;
+  r.nodePairs = u.nodePairs;
   r.hitDepthLimit = u.hitDepthLimit;
   r.value = forward ? u.formFactor : u.formFactor * (e.area / x.area);
   r.reverse = forward ? u.formFactor * (e.area / x.area) : u.formFactor;

@@ -26,6 +26,7 @@ struct PairResult {
   bool overCapacity = false;  // more than kMaxPairOccluders candidates: left to shadow rays
   bool hitDepthLimit = false; // the cubature stopped at its depth limit somewhere
   int evaluations = 0;     // point-to-polygon evaluations
+  int nodePairs = 0;       // point-to-point kernel evaluations of the node-pair rules
 };
 
 }  // namespace rad

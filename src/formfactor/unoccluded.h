@@ -15,6 +15,7 @@
 
 #include "formfactor/convex_polygon.h"
 #include "formfactor/cubature.h"
+#include "formfactor/point_pair_rule.h"
 #include "formfactor/point_polygon.h"
 #include "util/hd.h"
 #include "util/vec3.h"
@@ -26,8 +27,33 @@ struct ClippedPair {
   ConvexPolygon emitter, receiver;
 };
 
+namespace clip_pair {
+// The largest squared distance from the first corner: at least a quarter of the squared diameter.
+RAD_HD RAD_INLINE double SpreadSquared(const ConvexPolygon &p) {
+  double m = 0;
+  for (int k = 1; k < p.n; ++k) m = Larger(m, LengthSquared(p.v[k] - p.v[0]));
+  return m;
+}
+// Whether every corner of p is in front of the plane by more than sqrt(bound2).
+RAD_HD RAD_INLINE bool ClearlyInFront(const ConvexPolygon &p, Vec3 normal, Vec3 point, double bound2) {
+  for (int k = 0; k < p.n; ++k) {
+    const double d = Dot(normal, p.v[k] - point);
+    if (!(d > 0 && d * d > bound2)) return false;
+  }
+  return true;
+}
+}  // namespace clip_pair
+
 RAD_HD RAD_INLINE ClippedPair ClipPair(const ConvexPolygon &emitter, Vec3 emitterNormal,
                                        const ConvexPolygon &receiver, Vec3 receiverNormal) {
+  // Most pairs are whole: each corner in front of the other's plane by more than the tolerance below, which is
+  // at most 2e-12 times the square root of the larger spread. Those are returned as they are, without the
+  // diameters or the clipping (a tenth of the time on a box of 2400 tiles), and with the same bits.
+  const double bound2 =
+      4e-24 * Larger(clip_pair::SpreadSquared(emitter), clip_pair::SpreadSquared(receiver));
+  if (clip_pair::ClearlyInFront(receiver, emitterNormal, emitter.v[0], bound2) &&
+      clip_pair::ClearlyInFront(emitter, receiverNormal, receiver.v[0], bound2))
+    return ClippedPair{emitter, receiver};
   ClippedPair out;
   const double scale = Larger(PolygonDiameter(emitter), PolygonDiameter(receiver));
   const double tolerance = 1e-12 * scale;
@@ -37,11 +63,17 @@ RAD_HD RAD_INLINE ClippedPair ClipPair(const ConvexPolygon &emitter, Vec3 emitte
   return out;
 }
 
-// How far apart the pair is, in emitter diameters, for the far-field rules: the gap between the bounding
-// spheres, but no more than each polygon's distance from the other's plane. Near the other's plane the
-// cosines change fast relative to their small values: perpendicular tiles whose planes meet along a line
-// through both were 1.3e-5 off with the degree-7 rule at 1.2 diameters, where facing ones are 6e-7 off.
-RAD_HD RAD_INLINE double SeparationRatio(const ClippedPair &pair, Vec3 emitterNormal, Vec3 receiverNormal) {
+// How far apart the pair is, for the far-field rules: the gap between the bounding spheres, but no more than
+// each polygon's distance from the other's plane. Near the other's plane the cosines change fast relative to
+// their small values: perpendicular tiles whose planes meet along a line through both were 1.3e-5 off with the
+// degree-7 rule at 1.2 diameters, where facing ones are 6e-7 off.
+struct PairSeparation {
+  double gap = 0;
+  double sphereGap = 0;  // the gap between the bounding spheres alone
+  double emitterDiameter = 0, receiverDiameter = 0;  // of the bounding spheres about the corners' mean
+};
+
+RAD_HD RAD_INLINE PairSeparation SeparationOf(const ClippedPair &pair, Vec3 emitterNormal, Vec3 receiverNormal) {
   auto radius = [](const ConvexPolygon &p, Vec3 c) {
     double r2 = 0;
     for (int k = 0; k < p.n; ++k) r2 = Larger(r2, LengthSquared(p.v[k] - c));
@@ -55,10 +87,18 @@ RAD_HD RAD_INLINE double SeparationRatio(const ClippedPair &pair, Vec3 emitterNo
   };
   const Vec3 ce = PolygonCentre(pair.emitter), cr = PolygonCentre(pair.receiver);
   const double re = radius(pair.emitter, ce), rr = radius(pair.receiver, cr);
-  const double gap = Smaller(Length(ce - cr) - re - rr,
-                             Smaller(planeDistance(pair.emitter, receiverNormal, pair.receiver.v[0]),
-                                     planeDistance(pair.receiver, emitterNormal, pair.emitter.v[0])));
-  return gap / (2 * re);
+  PairSeparation s;
+  s.sphereGap = Length(ce - cr) - re - rr;
+  s.gap = Smaller(s.sphereGap, Smaller(planeDistance(pair.emitter, receiverNormal, pair.receiver.v[0]),
+                                                     planeDistance(pair.receiver, emitterNormal, pair.emitter.v[0])));
+  s.emitterDiameter = 2 * re, s.receiverDiameter = 2 * rr;
+  return s;
+}
+
+// The separation in emitter diameters: what the emitter-side rules' bounds are written in (cubature.h).
+RAD_HD RAD_INLINE double SeparationRatio(const ClippedPair &pair, Vec3 emitterNormal, Vec3 receiverNormal) {
+  const PairSeparation s = SeparationOf(pair, emitterNormal, receiverNormal);
+  return s.gap / s.emitterDiameter;
 }
 
 // The factor from a point of the emitter to the whole (clipped) receiver: the integrand of unoccluded pairs.
@@ -71,6 +111,7 @@ struct WholeReceiverFactor {
 struct UnoccludedResult {
   double formFactor = 0;  // F_ij without occlusion
   int evaluations = 0;    // point-to-polygon evaluations spent (for statistics)
+  int nodePairs = 0;      // point-to-point kernel evaluations of the node-pair rules (point_pair_rule.h)
   bool hitDepthLimit = false;
 };
 
@@ -100,12 +141,46 @@ RAD_HD inline UnoccludedResult AdaptiveEmitterIntegral(const ClippedPair &pair, 
   return result;
 }
 
-// F_ij (without occlusion) for a pair already clipped by ClipPair.
+// F_ij (without occlusion) for a pair already clipped by ClipPair. A well-separated pair takes the node-pair rule
+// (point_pair_rule.h) when one meets the tolerance, otherwise the emitter-side rules or the adaptive cubature.
 RAD_HD inline UnoccludedResult UnoccludedFormFactor(const ClippedPair &pair, Vec3 emitterNormal, double emitterArea,
                                                     const QuadratureSettings &settings) {
   const Vec3 receiverNormal = Normalize(PolygonNormal(pair.receiver));
-  return AdaptiveEmitterIntegral(pair, emitterArea, settings, WholeReceiverFactor{&pair.receiver, emitterNormal},
-                                 true, emitterNormal, receiverNormal);
+  if (pair.emitter.n != 0) {
+    const PairSeparation s = SeparationOf(pair, emitterNormal, receiverNormal);
+    if (s.gap >= settings.wellSeparatedRatio * s.emitterDiameter) {
+      const PointPairPlan plan = PlanPointPair(pair.emitter, pair.receiver, s.gap, s.emitterDiameter,
+                                               s.receiverDiameter, settings.relativeTolerance, kEstimateSafety);
+      if (plan.applies) {
+        UnoccludedResult result;
+        result.formFactor =
+            PointPairIntegral(pair.emitter, emitterNormal, pair.receiver, receiverNormal, plan) / emitterArea;
+        result.nodePairs = NodeCount(plan.emitterShape, plan.emitterPoints) *
+                           NodeCount(plan.receiverShape, plan.receiverPoints);
+        return result;
+      }
+    }
+    // Apart by more than either diameter, but one of them reaches the other's plane: rules checked one against
+    // the next (point_pair_rule.h).
+    double integral = 0;
+    int nodePairs = 0;
+    const bool nearPlanes = s.sphereGap >= settings.wellSeparatedRatio * Larger(s.emitterDiameter, s.receiverDiameter);
+    if (nearPlanes && CheckedPointPairIntegral(pair.emitter, emitterNormal, pair.receiver, receiverNormal,
+                                               kEstimateSafety * settings.relativeTolerance,
+                                               kEstimateSafety * settings.absoluteTolerance * PolygonArea(pair.emitter),
+                                               integral, nodePairs)) {
+      UnoccludedResult result;
+      result.formFactor = integral / emitterArea;
+      result.nodePairs = nodePairs;
+      return result;
+    }
+    UnoccludedResult result = AdaptiveEmitterIntegral(
+        pair, emitterArea, settings, WholeReceiverFactor{&pair.receiver, emitterNormal}, true, emitterNormal,
+        receiverNormal);
+    result.nodePairs = nodePairs;  // spent on rules that did not agree
+    return result;
+  }
+  return UnoccludedResult{};
 }
 
 }  // namespace rad
