@@ -47,19 +47,22 @@ RAD_HD inline Shaft MakeShaft(const ConvexPolygon &a, Vec3 normalA, const Convex
     for (int e = 0; e < edges.n; ++e) {
       const Vec3 p0 = edges.v[e], p1 = edges.v[(e + 1) % edges.n];
       for (int c = 0; c < corners.n && s.planeCount < Shaft::kMaxPlanes; ++c) {
-        Vec3 m = Cross(p1 - p0, corners.v[c] - p0);
-        const double len = Length(m);
+        const Vec3 w = Cross(p1 - p0, corners.v[c] - p0);
+        const double len = Length(w);
         if (len <= 1e-12 * size * size) continue;
-        m = m / len;
-        const double off = Dot(m, p0);
+        // Sides tested with the unnormalised normal (distances times len) and left at the first point found
+        // on each side: most candidate planes cut the hull, and are dropped before any division.
+        const double reach = s.tolerance * len;
         bool anyAbove = false, anyBelow = false;
-        for (int k = 0; k < s.pointCount; ++k) {
-          const double d = Dot(m, s.points[k]) - off;
-          if (d > s.tolerance) anyAbove = true;
-          if (d < -s.tolerance) anyBelow = true;
+        for (int k = 0; k < s.pointCount && !(anyAbove && anyBelow); ++k) {
+          const double d = Dot(w, s.points[k] - p0);
+          if (d > reach) anyAbove = true;
+          if (d < -reach) anyBelow = true;
         }
         if (anyAbove && anyBelow) continue;
         if (!anyAbove && !anyBelow) continue;  // everything on the plane: degenerate
+        const Vec3 m = w / len;
+        const double off = Dot(m, p0);
         s.planes[s.planeCount++] = anyAbove ? Plane{-m, -off} : Plane{m, off};
       }
     }
