@@ -617,6 +617,58 @@ TEST(ConvexSurfaces, OnlyClosedSurfacesConvexTowardsTheirFronts) {
   EXPECT_EQ(convexCount(ell), 0);
 }
 
+TEST(ConvexSurfaces, EnclosingRoomWallsOnlyWhenTheRoomHoldsEverything) {
+  // A room holding a block: its walls can occlude nothing (EnclosingRoomFaces) and leave the occluder lists;
+  // the block's faces stay. A polygon outside the room, an open room, a room seen from outside (a block alone)
+  // and the L-shaped closed room (not convex) keep every wall.
+  auto roomWalls = [](const std::vector<std::vector<Vec3>> &polygons) {
+    const Scene s = SceneOf(polygons);
+    int count = 0;
+    for (bool wall : EnclosingRoomFaces(s, ClosedSurfaceOfFace(s))) count += wall;
+    return count;
+  };
+  auto room = BoxFaces({0, 0, 0}, {4, 4, 4}, false);
+  const auto block = BoxFaces({1, 1, 1}, {2, 2, 2}, true);
+  auto roomAndBlock = room;
+  roomAndBlock.insert(roomAndBlock.end(), block.begin(), block.end());
+  EXPECT_EQ(roomWalls(roomAndBlock), 6);
+  EXPECT_EQ(roomWalls(block), 0);
+  auto outside = roomAndBlock;
+  outside.push_back(test::RectZ(0, 1, 0, 1, 4.5, false));  // a tile above the ceiling
+  EXPECT_EQ(roomWalls(outside), 0);
+  auto open = room;
+  open.pop_back();
+  EXPECT_EQ(roomWalls(open), 0);
+  std::vector<std::vector<Vec3>> ell = {
+      {{0, 0, 0}, {2, 0, 0}, {2, 1, 0}, {1, 1, 0}, {1, 2, 0}, {0, 2, 0}},  // floor, facing up (inside)
+      {{0, 0, 1}, {0, 2, 1}, {1, 2, 1}, {1, 1, 1}, {2, 1, 1}, {2, 0, 1}},  // ceiling, facing down
+      {{0, 0, 0}, {0, 0, 1}, {2, 0, 1}, {2, 0, 0}},                      // y = 0, facing +y
+      {{2, 0, 0}, {2, 0, 1}, {2, 1, 1}, {2, 1, 0}},                      // x = 2, facing -x
+      {{2, 1, 0}, {2, 1, 1}, {1, 1, 1}, {1, 1, 0}},                      // y = 1, facing -y
+      {{1, 1, 0}, {1, 1, 1}, {1, 2, 1}, {1, 2, 0}},                      // x = 1, facing -x
+      {{1, 2, 0}, {1, 2, 1}, {0, 2, 1}, {0, 2, 0}},                      // y = 2, facing -y
+      {{0, 2, 0}, {0, 2, 1}, {0, 0, 1}, {0, 0, 0}},                      // x = 0, facing +x
+  };
+  const Scene s = SceneOf(ell);
+  for (int id : ClosedSurfaceOfFace(s)) EXPECT_GE(id, 0);  // closed, so only convexity rules it out
+  EXPECT_EQ(roomWalls(ell), 0);
+  // No wall is anyone's candidate occluder, and the walls' rows still sum to 1 (the block's shadows exact).
+  const Scene scene = SceneOf(roomAndBlock);
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, 1);
+  ASSERT_TRUE(g.hasFacePairCandidates);
+  for (int32_t c : g.candidates) EXPECT_GE(g.occluders[size_t(c)].face, 6);
+  FormFactorCounters counters;
+  const std::vector<double> F = AllRows(scene, g, counters);
+  const size_t n = g.patches.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (g.patches[i].face >= 6) continue;
+    double sum = 0;
+    for (size_t j = 0; j < n; ++j) sum += F[i * n + j];
+    EXPECT_NEAR(sum, 1, 1e-6) << "patch " << i;
+  }
+  EXPECT_EQ(counters.pairsRayTraced, 0);
+}
+
 TEST(ExactVisibility, HalfBlockedPairIsExactlyHalf) {
   // A blocker covering exactly the half x < 0.5 of the gap between opposed unit squares: by the symmetry
   // x -> 1 - x, the pair's factor is half the open value (Howell C-11), to the cubature's tolerance.

@@ -77,6 +77,7 @@ void AddOccluders(const Scene &scene, FormFactorGeometry &g) {
   const std::vector<int> surface = ClosedSurfaceOfFace(scene, g.interpenetrations.passedThrough);
   const std::vector<int> convex = ConvexSurfaceOfFace(scene, surface);
   g.convexSurfaceOfFace.assign(convex.begin(), convex.end());
+  g.enclosingRoomFace = EnclosingRoomFaces(scene, surface);
   g.occludersOfFace.resize(scene.faces.size());
   for (size_t f = 0; f < scene.faces.size(); ++f) {
     const auto &c = scene.faces[f].corners;
@@ -177,7 +178,7 @@ void BuildFacePairCandidates(FormFactorGeometry &g) {
           auto &list = lists[size_t(I) * nf + J];
           for (size_t o = 0; o < g.occluders.size(); ++o) {
             const Occluder &oc = g.occluders[o];
-            if (oc.face == I || oc.face == J) continue;
+            if (oc.face == I || oc.face == J || g.enclosingRoomFace[size_t(oc.face)]) continue;
             if (!ShaftMayBeBlockedBy(shaft, oc.polygon.v, oc.polygon.n, oc.normal)) continue;
             bool seen = false;
             for (int32_t x : list) seen = seen || x == int32_t(o);
@@ -279,6 +280,47 @@ std::vector<int> ConvexSurfaceOfFace(const Scene &scene, const std::vector<int> 
   return convex;
 }
 
+std::vector<bool> EnclosingRoomFaces(const Scene &scene, const std::vector<int> &closedSurface) {
+  const int nf = int(scene.faces.size());
+  std::vector<bool> room(size_t(nf), false);
+  if (nf == 0) return room;
+  Vec3 lo = scene.faces[0].corners[0], hi = lo;
+  for (const auto &f : scene.faces)
+    for (const Vec3 &c : f.corners) lo = Min(lo, c), hi = Max(hi, c);
+  const double tolerance = 1e-9 * Length(hi - lo);
+  std::map<int, std::vector<int>> members;
+  for (int f = 0; f < nf; ++f)
+    if (closedSurface[size_t(f)] >= 0) members[closedSurface[size_t(f)]].push_back(f);
+  struct Plane {
+    Vec3 normal;
+    double offset;
+  };
+  for (const auto &[id, faces] : members) {
+    // The surface's distinct planes (its tiles share a few).
+    std::vector<Plane> planes;
+    for (int f : faces) {
+      const auto &c = scene.faces[size_t(f)].corners;
+      const Vec3 normal = Normalize(NewellNormal(c.data(), int(c.size())));
+      const double offset = Dot(normal, c[0]);
+      bool known = false;
+      for (const Plane &p : planes)
+        known = known || (LengthSquared(p.normal - normal) <= 1e-18 && std::fabs(p.offset - offset) <= tolerance);
+      if (!known) planes.push_back(Plane{normal, offset});
+      if (planes.size() > size_t(kMaxRoomPlanes)) break;
+    }
+    if (planes.size() > size_t(kMaxRoomPlanes)) continue;
+    // Every corner of the scene (the surface's own included: it is then convex with its fronts inside) on or
+    // in front of every plane.
+    bool encloses = true;
+    for (size_t f = 0; f < scene.faces.size() && encloses; ++f)
+      for (const Vec3 &c : scene.faces[f].corners)
+        for (const Plane &p : planes) encloses = encloses && Dot(p.normal, c) - p.offset >= -tolerance;
+    if (encloses)
+      for (int f : faces) room[size_t(f)] = true;
+  }
+  return room;
+}
+
 FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {
   FormFactorGeometry g;
   g.patches = MakePatches(scene, subdiv);
@@ -291,6 +333,7 @@ FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {
   } else {
     std::vector<BvhTriangle> triangles;
     for (size_t o = 0; o < g.occluders.size(); ++o) {
+      if (g.enclosingRoomFace[size_t(g.occluders[o].face)]) continue;
       const ConvexPolygon &p = g.occluders[o].polygon;
       for (int k = 1; k + 1 < p.n; ++k) {
         BvhTriangle t;

@@ -55,6 +55,9 @@ struct FormFactorGeometry {
   // Per input polygon, its convex surface (Occluder::convexSurface) or -1: two patches of one convex surface
   // face away from each other and exchange nothing.
   std::vector<int32_t> convexSurfaceOfFace;
+  // Per input polygon, whether it is a wall of a room holding the whole scene (EnclosingRoomFaces): such walls
+  // occlude nothing and are in neither the candidate lists nor the BVH below.
+  std::vector<bool> enclosingRoomFace;
   int faceCount = 0;
   // Face-pair candidate lists in CSR form, indexed by I * faceCount + J; empty when not precomputed.
   bool hasFacePairCandidates = false;
@@ -97,6 +100,14 @@ constexpr int kMaxConvexBodyCorners = 96;
 // Per input polygon, its closed surface (ClosedSurfaceOfFace) when that surface is convex with its fronts
 // outside, or -1.
 std::vector<int> ConvexSurfaceOfFace(const Scene &scene, const std::vector<int> &closedSurface);
+
+// Per input polygon, whether it is a wall of a room that holds the whole scene: a closed surface, convex with
+// its fronts inside, with every corner of the scene on or in front of each of its planes. A segment between two
+// points of a convex region stays in it, so such walls occlude nothing (a closed box, the unit cube's tiled
+// walls) and are left out of the occluder lists. Rooms of more than kMaxRoomPlanes distinct planes are not
+// looked for.
+std::vector<bool> EnclosingRoomFaces(const Scene &scene, const std::vector<int> &closedSurface);
+constexpr int kMaxRoomPlanes = 64;
 
 RAD_HD RAD_INLINE ConvexPolygon PatchPolygon(const Patch &p) { return MakeConvexPolygon(p.corners, p.cornerCount); }
 

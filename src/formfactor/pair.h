@@ -88,6 +88,7 @@ struct VisibleReceiverFactor {
 RAD_HD inline int PairOccluders(const GeometryView &g, const Patch &first, const Patch &second,
                                 const ClippedPair &canonical, int32_t *out, int capacity) {
   if (!g.hasFacePairCandidates) {
+    if (g.occluderBvh.nodeCount == 0) return 0;  // nothing occludes (no polygon, or only an enclosing room's)
     const Shaft shaft = MakeShaft(canonical.emitter, first.normal, canonical.receiver, second.normal);
     return ShaftOccludersBvh(g.occluderBvh, g.occluderBvhBoxes, g.occluders, shaft, first.face, second.face, out,
                              capacity);
