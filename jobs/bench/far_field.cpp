@@ -70,9 +70,10 @@ void NodePairRules(const QuadratureSettings &strict) {
           int pe[kMaxNodeRules], pr[kMaxNodeRules];
           double be[kMaxNodeRules], br[kMaxNodeRules];
           const int ne = NodeRuleOptions(plan.emitterShape, pe), nrules = NodeRuleOptions(plan.receiverShape, pr);
-          NodeRuleBounds(plan.emitterShape, sep.gap / RuleLength(cp.emitter, plan.emitterShape, sep.emitterDiameter), be);
+          NodeRuleBounds(plan.emitterShape, sep.gap / RuleLength(cp.emitter, plan.emitterShape, sep.emitterDiameter),
+                         pe, ne, be);
           NodeRuleBounds(plan.receiverShape, sep.gap / RuleLength(cp.receiver, plan.receiverShape, sep.receiverDiameter),
-                         br);
+                         pr, nrules, br);
           for (int a = 0; a < ne; ++a)
             for (int b = 0; b < nrules; ++b) {
               plan.emitterPoints = pe[a], plan.receiverPoints = pr[b];
@@ -191,7 +192,8 @@ int main() {
       if (cp.emitter.n != 3 || cp.receiver.n != 4) continue;
       const double reference = UnoccludedFormFactor(cp, normal, 1, strict).formFactor;
       if (!(reference > 0)) continue;
-      const double actual = SeparationRatio(cp, normal, nr);
+      const PairSeparation separation = SeparationOf(cp, normal, nr);
+      const double actual = separation.gap / separation.emitterDiameter;
       const WholeReceiverFactor f{&cp.receiver, normal};
       for (int r = 0; r < 2; ++r) {
         const int points = r == 0 ? 3 : 7;

@@ -211,23 +211,47 @@ RAD_HD inline double FeatureDistance(Vec3 x, Vec3 t, const ConvexPolygon &receiv
 // The same for a triangle's own rules (quadrature_nodes.h, on the triangle's affine map): Strang-Fix's 3 points
 // (6e-3 R^-3) and Radon's 7 (5e-5 R^-4.5), from worst errors measured over triangles facing squares in all
 // orientations (radiosity_bench_far_field prints error over bound, below 1 at every R).
-// The powers are taken by multiplications and one square root: every pair asks, and pow was 3 % of the time
-// on a box of 2400 tiles.
-RAD_HD RAD_INLINE double InverseCube(double r) { return 1 / (r * r * r); }
-RAD_HD RAD_INLINE double InversePower4_5(double r) { return 1 / (r * r * r * r * sqrt(r)); }
+// All the fixed rules' bounds are here, the node-pair rules' too (point_pair_rule.h): Radon's 7 points on a
+// parallelogram (1e-4 R^-4.5), Stroud's 12 (1e-6 R^-5.5) and Gauss 4 x 4 (4e-7 R^-5.5), measured on the node
+// pairs of squares, rectangles and triangles (radiosity_bench_far_field prints error over bound for each).
+// The inverse powers of R are taken by multiplications and one square root: every pair asks, and pow was 3 %
+// of the time on a box of 2400 tiles.
+struct InversePowers {
+  double cube, power4_5, power5_5;
+};
+RAD_HD RAD_INLINE InversePowers InversePowersOf(double ratio) {
+  const double inverse = 1 / ratio, cube = inverse * inverse * inverse, power4_5 = cube * inverse * sqrt(inverse);
+  return InversePowers{cube, power4_5, power4_5 * inverse};
+}
+// The bound of a rule with `points` nodes on a parallelogram's affine map (quadrature_nodes.h: 4, 7, 9, 12, 16).
+RAD_HD RAD_INLINE double ParallelogramRuleBound(int points, const InversePowers &p) {
+  switch (points) {
+    case 4: return 1.5e-3 * p.cube;
+    case 7: return 1e-4 * p.power4_5;
+    case 9: return 3e-5 * p.power4_5;
+    case 12: return 1e-6 * p.power5_5;
+    default: return 4e-7 * p.power5_5;  // 16
+  }
+}
+// The bound of a triangle's rule with `points` nodes (3 or 7).
+RAD_HD RAD_INLINE double TriangleRuleBound(int points, const InversePowers &p) {
+  return points == 3 ? 6e-3 * p.cube : 5e-5 * p.power4_5;
+}
 RAD_HD RAD_INLINE double TriangleFarFieldBound(int points, double ratio) {
-  return points == 3 ? 6e-3 * InverseCube(ratio) : 5e-5 * InversePower4_5(ratio);
+  return TriangleRuleBound(points, InversePowersOf(ratio));
 }
 RAD_HD RAD_INLINE int TriangleFarFieldPoints(double ratio, double tolerance, double safety) {
-  if (TriangleFarFieldBound(3, ratio) <= safety * tolerance) return 3;
-  if (TriangleFarFieldBound(7, ratio) <= safety * tolerance) return 7;
+  const InversePowers p = InversePowersOf(ratio);
+  if (TriangleRuleBound(3, p) <= safety * tolerance) return 3;
+  if (TriangleRuleBound(7, p) <= safety * tolerance) return 7;
   return 0;
 }
 
 RAD_HD RAD_INLINE int FarFieldPoints(double ratio, double tolerance, double safety) {
   const double target = safety * tolerance;
-  if (1.5e-3 * InverseCube(ratio) <= target) return 4;
-  if (3e-5 * InversePower4_5(ratio) <= target) return 9;
+  const InversePowers p = InversePowersOf(ratio);
+  if (ParallelogramRuleBound(4, p) <= target) return 4;
+  if (ParallelogramRuleBound(9, p) <= target) return 9;
   if (1e-6 * pow(ratio, -5.3) <= target) return 17;
   return 0;
 }

@@ -36,6 +36,14 @@ std::vector<uint32_t> NumberByPosition(const std::vector<Vec3> &points) {
   return number;
 }
 
+// The faces of each closed surface (ClosedSurfaceOfFace's numbers), in face order.
+std::map<int, std::vector<int>> FacesBySurface(const std::vector<int> &closedSurface) {
+  std::map<int, std::vector<int>> faces;
+  for (size_t f = 0; f < closedSurface.size(); ++f)
+    if (closedSurface[f] >= 0) faces[closedSurface[f]].push_back(int(f));
+  return faces;
+}
+
 int FindRoot(std::vector<int> &parent, int x) {
   while (parent[x] != x) x = parent[x] = parent[parent[x]];
   return x;
@@ -256,11 +264,8 @@ std::vector<int> ClosedSurfaceOfFace(const Scene &scene, const std::vector<bool>
 
 std::vector<int> ConvexSurfaceOfFace(const Scene &scene, const std::vector<int> &closedSurface) {
   const int nf = int(scene.faces.size());
-  std::map<int, std::vector<int>> members;
-  for (int f = 0; f < nf; ++f)
-    if (closedSurface[size_t(f)] >= 0) members[closedSurface[size_t(f)]].push_back(f);
   std::vector<int> convex(nf, -1);
-  for (const auto &[id, faces] : members) {
+  for (const auto &[id, faces] : FacesBySurface(closedSurface)) {
     if (faces.size() > kMaxConvexSurfaceFaces) continue;
     // Convex with its fronts outside: every corner of the surface on or behind every face's plane.
     std::vector<Vec3> corners;
@@ -288,14 +293,11 @@ std::vector<bool> EnclosingRoomFaces(const Scene &scene, const std::vector<int> 
   for (const auto &f : scene.faces)
     for (const Vec3 &c : f.corners) lo = Min(lo, c), hi = Max(hi, c);
   const double tolerance = 1e-9 * Length(hi - lo);
-  std::map<int, std::vector<int>> members;
-  for (int f = 0; f < nf; ++f)
-    if (closedSurface[size_t(f)] >= 0) members[closedSurface[size_t(f)]].push_back(f);
   struct Plane {
     Vec3 normal;
     double offset;
   };
-  for (const auto &[id, faces] : members) {
+  for (const auto &[id, faces] : FacesBySurface(closedSurface)) {
     // The surface's distinct planes (its tiles share a few).
     std::vector<Plane> planes;
     for (int f : faces) {

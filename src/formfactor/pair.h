@@ -261,12 +261,12 @@ RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const P
     const VisibleReceiverFactor f{&frame,          &cp.receiver,   emitter.normal, g.occluders,
                                   pieceCandidates, pieceOccluders, blockedForm,    silhouettes,
                                   silhouetteCount};
-    add(AdaptiveEmitterIntegral(piece, emitter.area, pieceSettings, f, false));
+    add(AdaptiveEmitterIntegral(piece, emitter.area, pieceSettings, f, kNoFarField));
   }
   // In the umbra all is hidden: nothing to add to what is seen, the unoccluded integrand to what is hidden.
   if (blockedForm && umbra.n > 0)
     add(AdaptiveEmitterIntegral(ClippedPair{umbra, cp.receiver}, emitter.area, pieceSettings,
-                                WholeReceiverFactor{&cp.receiver, emitter.normal}, false));
+                                WholeReceiverFactor{&cp.receiver, emitter.normal}, kNoFarField));
   if (blockedForm) {
     total.formFactor = open.formFactor - total.formFactor;
     total.hitDepthLimit = total.hitDepthLimit || open.hitDepthLimit;

@@ -50,19 +50,12 @@ RAD_HD RAD_INLINE int NodeRuleOptions(NodeShape shape, int *points) {
   return 2;
 }
 
-// The relative error bound of each of those rules on a side `ratio` of its diameters from the other (one
-// division and one square root: every pair asks). The triangle bounds and the Gauss 2 x 2 and 3 x 3 ones are
-// the emitter-side rules' (cubature.h); the others were measured like them by radiosity_bench_far_field, which
-// prints each rule's worst error over its bound (below 1 at every separation, by 2x to 10x).
-RAD_HD RAD_INLINE void NodeRuleBounds(NodeShape shape, double ratio, double *bounds) {
-  const double inverse = 1 / ratio, cube = inverse * inverse * inverse;
-  const double power4_5 = cube * inverse * sqrt(inverse), power5_5 = power4_5 * inverse;
-  if (shape == NodeShape::kParallelogram) {
-    bounds[0] = 1.5e-3 * cube, bounds[1] = 1e-4 * power4_5, bounds[2] = 3e-5 * power4_5;
-    bounds[3] = 1e-6 * power5_5, bounds[4] = 4e-7 * power5_5;
-  } else {
-    bounds[0] = 6e-3 * cube, bounds[1] = 5e-5 * power4_5;
-  }
+// The relative error bound of each of a side's rules at `ratio` of its lengths from the other (cubature.h).
+RAD_HD RAD_INLINE void NodeRuleBounds(NodeShape shape, double ratio, const int *points, int count, double *bounds) {
+  const InversePowers p = InversePowersOf(ratio);
+  for (int k = 0; k < count; ++k)
+    bounds[k] = shape == NodeShape::kParallelogram ? ParallelogramRuleBound(points[k], p)
+                                                   : TriangleRuleBound(points[k], p);
 }
 
 RAD_HD RAD_INLINE int NodeCount(NodeShape shape, int points) {
@@ -97,8 +90,8 @@ RAD_HD inline PointPairPlan PlanPointPair(const ConvexPolygon &emitter, const Co
   const int ne = NodeRuleOptions(se, pe), nr = NodeRuleOptions(sr, pr);
   if (ne == 0 || nr == 0) return plan;
   double be[kMaxNodeRules], br[kMaxNodeRules];
-  NodeRuleBounds(se, gap / RuleLength(emitter, se, emitterDiameter), be);
-  NodeRuleBounds(sr, gap / RuleLength(receiver, sr, receiverDiameter), br);
+  NodeRuleBounds(se, gap / RuleLength(emitter, se, emitterDiameter), pe, ne, be);
+  NodeRuleBounds(sr, gap / RuleLength(receiver, sr, receiverDiameter), pr, nr, br);
   int best = 1 << 30;
   for (int a = 0; a < ne; ++a)
     for (int b = 0; b < nr; ++b) {

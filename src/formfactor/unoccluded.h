@@ -95,12 +95,6 @@ RAD_HD RAD_INLINE PairSeparation SeparationOf(const ClippedPair &pair, Vec3 emit
   return s;
 }
 
-// The separation in emitter diameters: what the emitter-side rules' bounds are written in (cubature.h).
-RAD_HD RAD_INLINE double SeparationRatio(const ClippedPair &pair, Vec3 emitterNormal, Vec3 receiverNormal) {
-  const PairSeparation s = SeparationOf(pair, emitterNormal, receiverNormal);
-  return s.gap / s.emitterDiameter;
-}
-
 // The factor from a point of the emitter to the whole (clipped) receiver: the integrand of unoccluded pairs.
 struct WholeReceiverFactor {
   const ConvexPolygon *receiver;
@@ -117,21 +111,19 @@ struct UnoccludedResult {
 
 // 1/A_i times the integral of pointFactor(x) over the clipped emitter of `pair` (cubature.h). `emitterArea` is
 // the full area of patch i (the clipped part may be smaller: light from the part behind j's plane never
-// reaches j). `allowFarShortcut`: well-separated pairs take the cheapest fixed rule that meets the tolerance
-// there (FarFieldPoints); only sound for smooth integrands (no occluders).
+// reaches j). `farFieldRatio`: the pair's separation in emitter diameters (SeparationOf) when well-separated
+// pairs may take the cheapest fixed rule that meets the tolerance there (FarFieldPoints), only sound for smooth
+// integrands (no occluders); kNoFarField otherwise.
+constexpr double kNoFarField = -1;
 template <class PointFactor>
 RAD_HD inline UnoccludedResult AdaptiveEmitterIntegral(const ClippedPair &pair, double emitterArea,
                                                        const QuadratureSettings &settings,
-                                                       const PointFactor &pointFactor, bool allowFarShortcut,
-                                                       Vec3 emitterNormal = Vec3(), Vec3 receiverNormal = Vec3()) {
+                                                       const PointFactor &pointFactor, double farFieldRatio) {
   UnoccludedResult result;
   if (pair.emitter.n == 0) return result;
   FarFieldPlan plan;
-  if (allowFarShortcut) {
-    const double ratio = SeparationRatio(pair, emitterNormal, receiverNormal);
-    if (ratio >= settings.wellSeparatedRatio)
-      plan = PlanFarField(pair.emitter, ratio, settings.relativeTolerance, kEstimateSafety);
-  }
+  if (farFieldRatio != kNoFarField && farFieldRatio >= settings.wellSeparatedRatio)
+    plan = PlanFarField(pair.emitter, farFieldRatio, settings.relativeTolerance, kEstimateSafety);
   const CubatureResult c = plan.applies
                                ? FixedRuleIntegral(pair.emitter, plan, pointFactor)
                                : AdaptivePolygonIntegral(pair.emitter, pair.receiver, settings, pointFactor);
@@ -164,19 +156,19 @@ RAD_HD inline UnoccludedResult UnoccludedFormFactor(const ClippedPair &pair, Vec
     // the next (point_pair_rule.h).
     double integral = 0;
     int nodePairs = 0;
-    const bool nearPlanes = s.sphereGap >= settings.wellSeparatedRatio * Larger(s.emitterDiameter, s.receiverDiameter);
-    if (nearPlanes && CheckedPointPairIntegral(pair.emitter, emitterNormal, pair.receiver, receiverNormal,
-                                               kEstimateSafety * settings.relativeTolerance,
-                                               kEstimateSafety * settings.absoluteTolerance * PolygonArea(pair.emitter),
-                                               integral, nodePairs)) {
+    const bool apart = s.sphereGap >= settings.wellSeparatedRatio * Larger(s.emitterDiameter, s.receiverDiameter);
+    if (apart && CheckedPointPairIntegral(pair.emitter, emitterNormal, pair.receiver, receiverNormal,
+                                          kEstimateSafety * settings.relativeTolerance,
+                                          kEstimateSafety * settings.absoluteTolerance * PolygonArea(pair.emitter),
+                                          integral, nodePairs)) {
       UnoccludedResult result;
       result.formFactor = integral / emitterArea;
       result.nodePairs = nodePairs;
       return result;
     }
-    UnoccludedResult result = AdaptiveEmitterIntegral(
-        pair, emitterArea, settings, WholeReceiverFactor{&pair.receiver, emitterNormal}, true, emitterNormal,
-        receiverNormal);
+    UnoccludedResult result = AdaptiveEmitterIntegral(pair, emitterArea, settings,
+                                                      WholeReceiverFactor{&pair.receiver, emitterNormal},
+                                                      s.gap / s.emitterDiameter);
     result.nodePairs = nodePairs;  // spent on rules that did not agree
     return result;
   }
