@@ -326,6 +326,9 @@ std::vector<bool> EnclosingRoomFaces(const Scene &scene, const std::vector<int> 
 FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {
   FormFactorGeometry g;
   g.patches = MakePatches(scene, subdiv);
+  g.wholePatches.resize(g.patches.size());
+  tbb::parallel_for(size_t(0), g.patches.size(),
+                    [&](size_t i) { DescribeWholePatch(PatchPolygon(g.patches[i]), g.wholePatches[i]); });
   g.faceCount = int(scene.faces.size());
   g.interpenetrations = FindInterpenetrations(scene);
   AddOccluders(scene, g);

@@ -9,6 +9,7 @@
 #include "formfactor/convex_polygon.h"
 #include "formfactor/interpenetration.h"
 #include "formfactor/patch_clusters.h"
+#include "formfactor/whole_patch.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "util/hd.h"
@@ -43,6 +44,7 @@ struct SlotBox {
 
 struct FormFactorGeometry {
   std::vector<Patch> patches;
+  std::vector<WholePatch> wholePatches;  // per patch, what the unoccluded kernel derives from it alone
   std::vector<Occluder> occluders;
   std::vector<std::vector<int>> occludersOfFace;  // occluder indices per input polygon
   // The corners of each convex surface (Occluder::convexSurface, numbered by one of its polygons), each once,

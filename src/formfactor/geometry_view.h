@@ -12,6 +12,7 @@ namespace rad {
 struct GeometryView {
   const Patch *patches = nullptr;
   long long patchCount = 0;
+  const WholePatch *wholePatches = nullptr;  // null: each pair makes what it needs (whole_patch.h)
   const Occluder *occluders = nullptr;
   const int32_t *convexCornerStart = nullptr;  // see FormFactorGeometry; null when there is no convex surface
   const Vec3 *convexCorners = nullptr;
@@ -41,6 +42,7 @@ inline GeometryView ViewOf(const FormFactorGeometry &g) {
   GeometryView v;
   v.patches = g.patches.data();
   v.patchCount = (long long)g.patches.size();
+  v.wholePatches = g.wholePatches.empty() ? nullptr : g.wholePatches.data();
   v.occluders = g.occluders.data();
   v.convexCornerStart = g.convexCornerStart.empty() ? nullptr : g.convexCornerStart.data();
   v.convexCorners = g.convexCorners.data();

@@ -316,7 +316,9 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
   if (surface >= 0 && surface == g.convexSurfaceOfFace[pj.face]) return r;
   const bool forward = IsCanonicalEmitter(pi, i, pj, j);
   const Patch &e = forward ? pi : pj, &x = forward ? pj : pi;
-  const ClippedPair cp = ClipPair(PatchPolygon(e), e.normal, PatchPolygon(x), x.normal);
+  const WholePatch *ew = g.wholePatches ? g.wholePatches + (forward ? i : j) : nullptr;
+  const WholePatch *xw = g.wholePatches ? g.wholePatches + (forward ? j : i) : nullptr;
+  const ClippedPair cp = ClipPair(PatchPolygon(e), e.normal, PatchPolygon(x), x.normal, ew, xw);
   if (cp.emitter.n == 0) return r;
 
   int32_t candidates[kMaxPairOccluders];
@@ -324,7 +326,7 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
   const int count = clearOfOccluders ? 0 : PairOccluders(g, e, x, cp, candidates, capacity);
   UnoccludedResult u;
   if (count == 0 || count > capacity) {
-    u = UnoccludedFormFactor(cp, e.normal, e.area, s.quadrature);
+    u = UnoccludedFormFactor(cp, e.normal, e.area, s.quadrature, ew, xw);
     r.needsRays = count > 0 && u.formFactor > 0;
     r.overCapacity = r.needsRays && s.visibility == VisibilityMethod::kExact;
   } else {
