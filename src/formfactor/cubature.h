@@ -151,15 +151,23 @@ RAD_HD inline int Evaluate(Cell &c, const QuadMap &m, const F &f) {
   const double e1 = -971.0 / 729, e2 = 245.0 / 486, e3 = 65.0 / 1458, e4 = 25.0 / 729;
   const double cu = 0.5 * (c.u0 + c.u1), cv = 0.5 * (c.v0 + c.v1);
   const double hu = 0.5 * (c.u1 - c.u0), hv = 0.5 * (c.v1 - c.v0);
-  auto g = [&](double s, double t) {
-    const double u = cu + hu * s, v = cv + hv * t;
-    return f(m.At(u, v)) * m.AreaElement(u, v);
-  };
-  const double centre = g(0, 0);
-  const double u2 = g(l2, 0) + g(-l2, 0), v2 = g(0, l2) + g(0, -l2);
-  const double u3 = g(l3, 0) + g(-l3, 0), v3 = g(0, l3) + g(0, -l3);
-  const double s4 = g(l3, l3) + g(-l3, l3) + g(l3, -l3) + g(-l3, -l3);  // Genz-Malik's lambda4 equals lambda3
-  const double s5 = g(l5, l5) + g(-l5, l5) + g(l5, -l5) + g(-l5, -l5);
+  // The 17 points on [-1, 1]^2: the centre, the pairs on the axes at lambda2 and lambda3, the corners of the
+  // squares at lambda3 (Genz-Malik's lambda4 equals lambda3) and lambda5. The integrand is taken at all of them
+  // at once (EvaluatePoints), then times the area element.
+  const double ps[17] = {0, l2, -l2, 0, 0, l3, -l3, 0, 0, l3, -l3, l3, -l3, l5, -l5, l5, -l5};
+  const double pt[17] = {0, 0, 0, l2, -l2, 0, 0, l3, -l3, l3, l3, -l3, -l3, l5, l5, -l5, -l5};
+  double px[17], py[17], pz[17], g[17];
+  for (int k = 0; k < 17; ++k) {
+    const Vec3 x = m.At(cu + hu * ps[k], cv + hv * pt[k]);
+    px[k] = x.x, py[k] = x.y, pz[k] = x.z;
+  }
+  EvaluatePoints(f, px, py, pz, 17, g);
+  for (int k = 0; k < 17; ++k) g[k] *= m.AreaElement(cu + hu * ps[k], cv + hv * pt[k]);
+  const double centre = g[0];
+  const double u2 = g[1] + g[2], v2 = g[3] + g[4];
+  const double u3 = g[5] + g[6], v3 = g[7] + g[8];
+  const double s4 = g[9] + g[10] + g[11] + g[12];
+  const double s5 = g[13] + g[14] + g[15] + g[16];
   const double s2 = u2 + v2, s3 = u3 + v3;
   const double cellArea = 4 * hu * hv;
   const double degree7 = w1 * centre + w2 * s2 + w3 * s3 + w4 * s4 + w5 * s5;

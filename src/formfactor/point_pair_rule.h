@@ -78,18 +78,26 @@ RAD_HD RAD_INLINE double RuleLength(const ConvexPolygon &p, NodeShape shape, dou
   return 1.4142135623730951 * sqrt(Larger(LengthSquared(p.v[1] - p.v[0]), LengthSquared(p.v[3] - p.v[0])));
 }
 
-// The cheapest pair of rules whose summed bound is within safety x tolerance, for sides `gap` apart with the
-// given bounding-sphere diameters; `applies` is false when none is.
+// The node-pair loops run over the receiver's nodes in whole vectors (NodePairSumLoop): a rule's nodes are
+// followed by copies of its first with weight 0 up to a multiple of this many, the widest vector's lanes.
+// A copy adds 0 x (a finite term) to each sum: the same bits as without.
+constexpr int kNodeLanes = 8;
+RAD_HD RAD_INLINE int NodeLanes(int count) { return (count + kNodeLanes - 1) / kNodeLanes * kNodeLanes; }
+
 namespace point_pair {
 
+// The nodes of `points` for polygon p of the given shape, padded to NodeLanes (QuadratureNodes::kCapacity is a
+// multiple of kNodeLanes).
 RAD_HD inline void MakeNodes(const ConvexPolygon &p, NodeShape shape, int points, QuadratureNodes &out) {
   out.count = 0;
   if (shape == NodeShape::kParallelogram) {
     nodes::Parallelogram(p.v[0], p.v[1], p.v[3], points, out);
-    return;
+  } else {
+    nodes::Triangle(p.v[0], p.v[1], p.v[2], points, out);
+    if (shape == NodeShape::kTwoTriangles) nodes::Triangle(p.v[0], p.v[2], p.v[3], points, out);
   }
-  nodes::Triangle(p.v[0], p.v[1], p.v[2], points, out);
-  if (shape == NodeShape::kTwoTriangles) nodes::Triangle(p.v[0], p.v[2], p.v[3], points, out);
+  for (int k = out.count; k < NodeLanes(out.count); ++k)
+    out.x[k] = out.x[0], out.y[k] = out.y[0], out.z[k] = out.z[0], out.weight[k] = 0;
 }
 
 }  // namespace point_pair
@@ -99,10 +107,11 @@ RAD_HD inline void MakeNodes(const ConvexPolygon &p, NodeShape shape, int points
 // is what a pair of whole patches does instead of making them (a tenth of the kernel on a box of 2400 tiles);
 // they are made by the same code, so the results are the same bits either way.
 struct PatchNodes {
-  static constexpr int kCapacity = 4 + 7 + 9 + 12 + 16;  // a parallelogram's rules (two triangles: 2 x (3 + 7))
+  // A parallelogram's rules, each padded to NodeLanes: 4, 7, 9, 12 and 16 nodes (two triangles: 6 and 14).
+  static constexpr int kCapacity = 8 + 8 + 16 + 16 + 16;
   NodeShape shape = NodeShape::kNone;
   double ruleLength = 0;
-  int start[kMaxNodeRules + 1] = {};  // rule k's nodes are [start[k], start[k + 1]), k as in NodeRuleOptions
+  int start[kMaxNodeRules] = {}, count[kMaxNodeRules] = {};  // rule k's nodes, k as in NodeRuleOptions
   double x[kCapacity], y[kCapacity], z[kCapacity], weight[kCapacity];
 };
 
@@ -112,19 +121,18 @@ RAD_HD inline void MakePatchNodes(const ConvexPolygon &p, double diameter, Patch
   out.ruleLength = RuleLength(p, out.shape, diameter);
   int points[kMaxNodeRules];
   const int rules = NodeRuleOptions(out.shape, points);
-  int count = 0;
+  int filled = 0;
   for (int k = 0; k < rules; ++k) {
     QuadratureNodes nodes;
     point_pair::MakeNodes(p, out.shape, points[k], nodes);
-    out.start[k] = count;
-    for (int m = 0; m < nodes.count; ++m, ++count)
-      out.x[count] = nodes.x[m], out.y[count] = nodes.y[m], out.z[count] = nodes.z[m],
-      out.weight[count] = nodes.weight[m];
+    out.start[k] = filled, out.count[k] = nodes.count;
+    for (int m = 0; m < NodeLanes(nodes.count); ++m, ++filled)
+      out.x[filled] = nodes.x[m], out.y[filled] = nodes.y[m], out.z[filled] = nodes.z[m],
+      out.weight[filled] = nodes.weight[m];
   }
-  for (int k = rules; k <= kMaxNodeRules; ++k) out.start[k] = count;
 }
 
-// A side's nodes for one rule, wherever they are.
+// A side's nodes for one rule, wherever they are: `count` of them, padded to NodeLanes(count).
 struct NodeSpan {
   const double *x, *y, *z, *weight;
   int count;
@@ -145,14 +153,16 @@ RAD_HD inline NodeSpan NodesOf(const ConvexPolygon &p, NodeShape shape, int poin
       if (options[k] == points) {
         const int first = cached->start[k];
         return NodeSpan{cached->x + first, cached->y + first, cached->z + first, cached->weight + first,
-                        cached->start[k + 1] - first};
+                        cached->count[k]};
       }
   }
   point_pair::MakeNodes(p, shape, points, scratch);
   return SpanOf(scratch);
 }
 
-// `emitterNodes`, `receiverNodes`: the sides' PatchNodes when they are whole patches, or null.
+// The cheapest pair of rules whose summed bound is within safety x tolerance, for sides `gap` apart with the
+// given bounding-sphere diameters; `applies` is false when none is. `emitterNodes`, `receiverNodes`: the sides'
+// PatchNodes when they are whole patches, or null.
 RAD_HD inline PointPairPlan PlanPointPair(const ConvexPolygon &emitter, const ConvexPolygon &receiver, double gap,
                                           double emitterDiameter, double receiverDiameter, double tolerance,
                                           double safety, const PatchNodes *emitterNodes = nullptr,
@@ -182,6 +192,47 @@ RAD_HD inline PointPairPlan PlanPointPair(const ConvexPolygon &emitter, const Co
   return plan;
 }
 
+// The sum over the node pairs of w_a w_b (n_i . d)(-n_j . d) / |d|^4, d = y_b - x_a: the integral of
+// cos_i cos_j / r^2 over both patches without its 1/pi (e the emitter's nodes, r the receiver's). On the host it
+// runs through NodePairSumHost (compiled for several instruction sets, host_kernels.cpp); the device runs the
+// loop itself.
+RAD_HD RAD_ALWAYS_INLINE double NodePairSumLoop(const NodeSpan &e, Vec3 emitterNormal, const NodeSpan &r,
+                                                Vec3 receiverNormal) {
+  // The receiver's nodes in whole vectors on the host (its padding, kNodeLanes); one by one on the device,
+  // where a thread has no vectors.
+#if defined(__CUDA_ARCH__)
+  const int lanes = r.count;
+#else
+  const int lanes = NodeLanes(r.count);
+#endif
+  // The cosines' numerators n_i . (y - x) and n_j . (x - y) are differences of each node's heights above the
+  // two planes, formed once per node rather than once per node pair.
+  double receiverAbove[QuadratureNodes::kCapacity], receiverBelow[QuadratureNodes::kCapacity];
+  for (int b = 0; b < lanes; ++b) {
+    receiverAbove[b] = emitterNormal.x * r.x[b] + emitterNormal.y * r.y[b] + emitterNormal.z * r.z[b];
+    receiverBelow[b] = receiverNormal.x * r.x[b] + receiverNormal.y * r.y[b] + receiverNormal.z * r.z[b];
+  }
+  // Summed per receiver node over the emitter's nodes first: independent sums the compiler can vectorise, where
+  // one running sum over the node pairs waited on each addition (half the node-pair time on a box of tiles).
+  double column[QuadratureNodes::kCapacity];
+  for (int b = 0; b < lanes; ++b) column[b] = 0;
+  for (int a = 0; a < e.count; ++a) {
+    const double emitterAbove = emitterNormal.x * e.x[a] + emitterNormal.y * e.y[a] + emitterNormal.z * e.z[a];
+    const double emitterBelow = receiverNormal.x * e.x[a] + receiverNormal.y * e.y[a] + receiverNormal.z * e.z[a];
+    for (int b = 0; b < lanes; ++b) {
+      const double dx = r.x[b] - e.x[a], dy = r.y[b] - e.y[a], dz = r.z[b] - e.z[a];
+      const double r2 = dx * dx + dy * dy + dz * dz;
+      const double cosines = (receiverAbove[b] - emitterAbove) * (emitterBelow - receiverBelow[b]);
+      column[b] += e.weight[a] * cosines / (r2 * r2);
+    }
+  }
+  double sum = 0;
+  for (int b = 0; b < lanes; ++b) sum += r.weight[b] * column[b];
+  return sum;
+}
+
+double NodePairSumHost(const NodeSpan &e, Vec3 emitterNormal, const NodeSpan &r, Vec3 receiverNormal);
+
 // The integral over both patches of cos_i cos_j / (pi r^2) by the rules of `plan` (which must apply): A_i F_ij.
 // The sums run in one fixed order. `emitterNodes`, `receiverNodes`: the sides' PatchNodes when they are whole
 // patches, or null.
@@ -192,30 +243,11 @@ RAD_HD inline double PointPairIntegral(const ConvexPolygon &emitter, Vec3 emitte
   QuadratureNodes emitterScratch, receiverScratch;
   const NodeSpan e = NodesOf(emitter, plan.emitterShape, plan.emitterPoints, emitterNodes, emitterScratch);
   const NodeSpan r = NodesOf(receiver, plan.receiverShape, plan.receiverPoints, receiverNodes, receiverScratch);
-  // The cosines' numerators n_i . (y - x) and n_j . (x - y) are differences of each node's heights above the
-  // two planes, formed once per node rather than once per node pair.
-  double receiverAbove[QuadratureNodes::kCapacity], receiverBelow[QuadratureNodes::kCapacity];
-  for (int b = 0; b < r.count; ++b) {
-    receiverAbove[b] = emitterNormal.x * r.x[b] + emitterNormal.y * r.y[b] + emitterNormal.z * r.z[b];
-    receiverBelow[b] = receiverNormal.x * r.x[b] + receiverNormal.y * r.y[b] + receiverNormal.z * r.z[b];
-  }
-  // Summed per receiver node over the emitter's nodes first: independent sums the compiler can vectorise, where
-  // one running sum over the node pairs waited on each addition (half the node-pair time on a box of tiles).
-  double column[QuadratureNodes::kCapacity];
-  for (int b = 0; b < r.count; ++b) column[b] = 0;
-  for (int a = 0; a < e.count; ++a) {
-    const double emitterAbove = emitterNormal.x * e.x[a] + emitterNormal.y * e.y[a] + emitterNormal.z * e.z[a];
-    const double emitterBelow = receiverNormal.x * e.x[a] + receiverNormal.y * e.y[a] + receiverNormal.z * e.z[a];
-    for (int b = 0; b < r.count; ++b) {
-      const double dx = r.x[b] - e.x[a], dy = r.y[b] - e.y[a], dz = r.z[b] - e.z[a];
-      const double r2 = dx * dx + dy * dy + dz * dz;
-      const double cosines = (receiverAbove[b] - emitterAbove) * (emitterBelow - receiverBelow[b]);
-      column[b] += e.weight[a] * cosines / (r2 * r2);
-    }
-  }
-  double sum = 0;
-  for (int b = 0; b < r.count; ++b) sum += r.weight[b] * column[b];
-  return sum / kPi;
+#if defined(__CUDA_ARCH__)
+  return NodePairSumLoop(e, emitterNormal, r, receiverNormal) / kPi;
+#else
+  return NodePairSumHost(e, emitterNormal, r, receiverNormal) / kPi;
+#endif
 }
 
 // For pairs the bounds do not cover (one reaches the other's plane, where the cosine that vanishes there makes

@@ -81,11 +81,22 @@ RAD_HD inline void Parallelogram(Vec3 p0, Vec3 p1, Vec3 p3, int points, Quadratu
 
 }  // namespace nodes
 
+// The integrand f at `count` points (coordinates px, py, pz), into `out`: one call per point, unless f's type
+// has an overload of its own that takes them all at once (found by argument-dependent lookup; the contour
+// integrand's, unoccluded.h, vectorises over the points).
+template <class F>
+RAD_HD inline void EvaluatePoints(const F &f, const double *px, const double *py, const double *pz, int count,
+                                  double *out) {
+  for (int k = 0; k < count; ++k) out[k] = f(Vec3{px[k], py[k], pz[k]});
+}
+
 // The sum of f(node) x weight over the nodes.
 template <class F>
 RAD_HD inline double NodeSum(const QuadratureNodes &nodes, const F &f) {
+  double values[QuadratureNodes::kCapacity];
+  EvaluatePoints(f, nodes.x, nodes.y, nodes.z, nodes.count, values);
   double sum = 0;
-  for (int k = 0; k < nodes.count; ++k) sum += nodes.weight[k] * f(nodes.Point(k));
+  for (int k = 0; k < nodes.count; ++k) sum += nodes.weight[k] * values[k];
   return sum;
 }
 

@@ -102,6 +102,12 @@ struct WholeReceiverFactor {
   RAD_HD double operator()(Vec3 x) const { return PointToPolygonFormFactor(x, emitterNormal, *receiver); }
 };
 
+// At a cubature cell's or a rule's points all at once (quadrature_nodes.h): the same values, vectorised.
+RAD_HD RAD_INLINE void EvaluatePoints(const WholeReceiverFactor &f, const double *px, const double *py,
+                                      const double *pz, int count, double *out) {
+  PointToPolygonFormFactors(px, py, pz, count, f.emitterNormal, *f.receiver, out);
+}
+
 struct UnoccludedResult {
   double formFactor = 0;  // F_ij without occlusion
   int evaluations = 0;    // point-to-polygon evaluations spent (for statistics)

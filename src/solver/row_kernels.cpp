@@ -2,13 +2,9 @@
 
 #include <algorithm>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define RAD_MULTIVERSION __attribute__((target_clones("default", "arch=x86-64-v3")))
-#else
-#define RAD_MULTIVERSION
-#endif
+#include "util/hd.h"
+#include "util/simd.h"
 
-#define RAD_ALWAYS_INLINE inline __attribute__((always_inline))
 
 namespace rad {
 
@@ -106,21 +102,21 @@ RAD_ALWAYS_INLINE void AllRows(const T *f, long long rows, long long n, const Ch
 
 }  // namespace
 
-RAD_MULTIVERSION void RowsDot(const double *f, long long rows, long long n, Channels x, double *out) {
+RAD_HOST_CLONES void RowsDot(const double *f, long long rows, long long n, Channels x, double *out) {
   double *const o[1] = {out};
   AllRows<1>(f, rows, n, &x, 0, o);
 }
-RAD_MULTIVERSION void RowsDot(const float *f, long long rows, long long n, Channels x, double *out) {
+RAD_HOST_CLONES void RowsDot(const float *f, long long rows, long long n, Channels x, double *out) {
   double *const o[1] = {out};
   AllRows<1>(f, rows, n, &x, 0, o);
 }
-RAD_MULTIVERSION void RowsDotAndPrefix(const double *f, long long rows, long long n, Channels x, Channels y,
+RAD_HOST_CLONES void RowsDotAndPrefix(const double *f, long long rows, long long n, Channels x, Channels y,
                                        long long yColumns, double *outX, double *outY) {
   const Channels v[2] = {x, y};
   double *const o[2] = {outX, outY};
   AllRows<2>(f, rows, n, v, yColumns, o);
 }
-RAD_MULTIVERSION void RowsDotAndPrefix(const float *f, long long rows, long long n, Channels x, Channels y,
+RAD_HOST_CLONES void RowsDotAndPrefix(const float *f, long long rows, long long n, Channels x, Channels y,
                                        long long yColumns, double *outX, double *outY) {
   const Channels v[2] = {x, y};
   double *const o[2] = {outX, outY};

@@ -17,18 +17,19 @@
 
 namespace rad {
 
+// Written without branches (every quantity computed, the right one selected) so that a loop over points can be
+// vectorised (point_polygon.h); the selected arithmetic is the same either way.
 RAD_HD RAD_INLINE double AngleFromSineCosine(double s, double c) {
   const double absC = fabs(c);
   const bool steep = s > absC;  // above the diagonal: the angle from the c axis exceeds pi/4
   const double big = steep ? s : absC, small = steep ? absC : s;
-  if (!(big > 0)) return 0;  // both zero (or NaN: the caller has ruled that out)
   // pi/4 and pi/2 as a double and the rest of their value.
   const double quarterPi = 7.85398163397448309616e-1, quarterPiRest = 3.061616997868382943065e-17;
   const double halfPi = 1.57079632679489661923, halfPiRest = 6.123233995736765886130e-17;
   // t = small / big is the tangent of the angle to the nearer axis, in [0, 1]; above tan(pi/8) the argument is
   // (t - 1) / (t + 1), computed in one division.
   const bool reduced = small > 0.41421356237309504880 * big;
-  const double x = reduced ? (small - big) / (small + big) : small / big;
+  const double x = (reduced ? small - big : small) / (reduced ? small + big : big);
   const double z = x * x;
   const double p = (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z - 7.500855792314704667340e1) * z -
                     1.228866684490136173410e2) * z - 6.485021904942025371773e1;
@@ -36,10 +37,14 @@ RAD_HD RAD_INLINE double AngleFromSineCosine(double s, double c) {
                     4.853903996359136964868e2) * z + 1.945506571482613964425e2;
   double angle = x + x * z * (p / q);  // atan(x)
   double rest = 0;                     // a small part of the angle kept apart until the end
-  if (reduced) angle += quarterPi, rest += quarterPiRest;
-  if (steep) angle = halfPi - angle, rest = halfPiRest - rest;
-  if (c < 0) angle = 2 * halfPi - angle, rest = 2 * halfPiRest - rest;
-  return angle + rest;
+  angle = reduced ? angle + quarterPi : angle;
+  rest = reduced ? rest + quarterPiRest : rest;
+  angle = steep ? halfPi - angle : angle;
+  rest = steep ? halfPiRest - rest : rest;
+  angle = c < 0 ? 2 * halfPi - angle : angle;
+  rest = c < 0 ? 2 * halfPiRest - rest : rest;
+  // Both zero gives 0 (x is then 0 / 0; NaN inputs: the caller has ruled them out).
+  return big > 0 ? angle + rest : 0.0;
 }
 
 }  // namespace rad

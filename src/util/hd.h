@@ -5,7 +5,11 @@
 #if defined(__CUDACC__)
 #define RAD_HD __host__ __device__
 #define RAD_INLINE __forceinline__
+#define RAD_ALWAYS_INLINE __forceinline__
 #else
 #define RAD_HD
 #define RAD_INLINE inline
+// For a loop that must be compiled inside its caller: the host clones of util/simd.h get their instruction set
+// only for what is inlined into them.
+#define RAD_ALWAYS_INLINE inline __attribute__((always_inline))
 #endif
