@@ -61,13 +61,18 @@ RAD_HD inline int DropInnerPoints(const Point2 *points, int *ids, int n) {
   return kept;
 }
 
+constexpr int kFilterAbove = 32;
+
 // The corners of the convex hull of the points ids[0..n) of `points`, counter-clockwise from the lowest of the
 // leftmost, as indices into `points` written to `hull` (room for n + 1); returns their count. Andrew's
 // monotone chain: sort by x then y (insertion sort: a few dozen points), then the lower and the upper chains,
 // turning left only (collinear and repeated points dropped). `ids` is reordered.
 RAD_HD inline int ConvexHull(const Point2 *points, int *ids, int n, int *hull) {
   using namespace visible_detail;
-  n = DropInnerPoints(points, ids, n);
+  // The filter pays only for many points: timed on points around a circle with shared corners (as the faces
+  // of a body cast them), the hull of 10 took 550 ns with it and 220 ns without, of 24 1250 and 860 ns, and of
+  // 40 about the same either way. The reference scene's hulls have 10 points on average.
+  if (n > kFilterAbove) n = DropInnerPoints(points, ids, n);
   auto before = [&](int a, int b) {
     return points[a].x < points[b].x || (points[a].x == points[b].x && points[a].y < points[b].y);
   };
