@@ -1,5 +1,5 @@
 // The form-factor kernel's vectorised host loops (formfactor/host_kernels.cpp, one clone per instruction set,
-// util/simd.h) and the per-patch cache of what the kernel derives from one patch (whole_patch.h): each must
+// util/simd.h) and the per-patch record of what the kernel derives from one patch (whole_patch.h): each must
 // give bitwise what the one-point-at-a-time code gives, whichever clone this processor runs. This file is
 // compiled for plain x86-64 (no clones), so the references below are the SSE2 code.
 #include <gtest/gtest.h>
@@ -85,8 +85,9 @@ TEST(HostKernels, NodePairSumGivesTheBitsOfThePlainLoop) {
     for (int a = 0; a < ne_; ++a)
       for (int b = 0; b < nr_; ++b) {
         QuadratureNodes es, rs;
-        const NodeSpan e = NodesOf(emitter, se, pe[a], nullptr, es);
-        const NodeSpan r = NodesOf(receiver, sr, pr[b], nullptr, rs);
+        point_pair::MakeNodes(emitter, se, pe[a], es);
+        point_pair::MakeNodes(receiver, sr, pr[b], rs);
+        const NodeSpan e = SpanOf(es), r = SpanOf(rs);
         const double host = NodePairSumHost(e, ne, r, nr), inlined = NodePairSumLoop(e, ne, r, nr);
         ASSERT_TRUE(SameBits(host, inlined)) << host << " vs " << inlined;
         double plain = 0;
@@ -102,10 +103,10 @@ TEST(HostKernels, NodePairSumGivesTheBitsOfThePlainLoop) {
   EXPECT_GT(compared, 1000);
 }
 
-// A pair of whole patches gives the same bits with their WholePatch (nodes, spheres, spreads, normals made once
-// per patch) as without: over squares, rectangles, triangles and other quadrilaterals near and far, so that
-// every path of the unoccluded kernel (node-pair rules, checked rules, emitter-side rules, adaptive cubature)
-// reads the cache.
+// A pair of whole patches gives the same bits with their WholePatch (spheres, spreads, normals and rule shapes
+// made once per patch) as without: over squares, rectangles, triangles and other quadrilaterals near and far,
+// so that every path of the unoccluded kernel (node-pair rules, checked rules, emitter-side rules, adaptive
+// cubature) reads it.
 TEST(HostKernels, WholePatchCacheGivesTheSameBits) {
   std::mt19937_64 random(3);
   std::uniform_real_distribution<double> uniform(-1, 1);

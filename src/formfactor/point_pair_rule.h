@@ -102,37 +102,24 @@ RAD_HD inline void MakeNodes(const ConvexPolygon &p, NodeShape shape, int points
 
 }  // namespace point_pair
 
-// The nodes of every rule a whole patch can take, with its shape and rule length: what the rules derive from
-// one side alone, made once per patch (FormFactorGeometry::wholePatches) instead of once per pair. Reading them
-// is what a pair of whole patches does instead of making them (a tenth of the kernel on a box of 2400 tiles);
-// they are made by the same code, so the results are the same bits either way.
-struct PatchNodes {
-  // A parallelogram's rules, each padded to NodeLanes: 4, 7, 9, 12 and 16 nodes (two triangles: 6 and 14).
-  static constexpr int kCapacity = 8 + 8 + 16 + 16 + 16;
+// What the rules need of one side besides its nodes: its shape and rule length. Made once per whole patch
+// (WholePatch, whole_patch.h) and read by its pairs. Its nodes are made per pair: kept per patch too (2 KB
+// each), they were read from memory at N = 9600 (20 MB of them) and the kernel took 1.4x longer; made per pair
+// they cost a tenth of it at N = 2400.
+struct RuleSide {
   NodeShape shape = NodeShape::kNone;
   double ruleLength = 0;
-  int start[kMaxNodeRules] = {}, count[kMaxNodeRules] = {};  // rule k's nodes, k as in NodeRuleOptions
-  double x[kCapacity], y[kCapacity], z[kCapacity], weight[kCapacity];
 };
 
 // `diameter`: of the polygon's bounding sphere (PairSeparation), for a triangle's rule length.
-RAD_HD inline void MakePatchNodes(const ConvexPolygon &p, double diameter, PatchNodes &out) {
-  out.shape = NodeShapeOf(p);
-  out.ruleLength = RuleLength(p, out.shape, diameter);
-  int points[kMaxNodeRules];
-  const int rules = NodeRuleOptions(out.shape, points);
-  int filled = 0;
-  for (int k = 0; k < rules; ++k) {
-    QuadratureNodes nodes;
-    point_pair::MakeNodes(p, out.shape, points[k], nodes);
-    out.start[k] = filled, out.count[k] = nodes.count;
-    for (int m = 0; m < NodeLanes(nodes.count); ++m, ++filled)
-      out.x[filled] = nodes.x[m], out.y[filled] = nodes.y[m], out.z[filled] = nodes.z[m],
-      out.weight[filled] = nodes.weight[m];
-  }
+RAD_HD RAD_INLINE RuleSide RuleSideOf(const ConvexPolygon &p, double diameter) {
+  RuleSide side;
+  side.shape = NodeShapeOf(p);
+  side.ruleLength = RuleLength(p, side.shape, diameter);
+  return side;
 }
 
-// A side's nodes for one rule, wherever they are: `count` of them, padded to NodeLanes(count).
+// A side's nodes for one rule: `count` of them, padded to NodeLanes(count).
 struct NodeSpan {
   const double *x, *y, *z, *weight;
   int count;
@@ -142,40 +129,22 @@ RAD_HD RAD_INLINE NodeSpan SpanOf(const QuadratureNodes &nodes) {
   return NodeSpan{nodes.x, nodes.y, nodes.z, nodes.weight, nodes.count};
 }
 
-// The nodes of `points` for polygon p (of the given shape): read from `cached` (p's PatchNodes) when there is
-// one, else made in `scratch`.
-RAD_HD inline NodeSpan NodesOf(const ConvexPolygon &p, NodeShape shape, int points, const PatchNodes *cached,
-                               QuadratureNodes &scratch) {
-  if (cached != nullptr) {
-    int options[kMaxNodeRules];
-    const int rules = NodeRuleOptions(shape, options);
-    for (int k = 0; k < rules; ++k)
-      if (options[k] == points) {
-        const int first = cached->start[k];
-        return NodeSpan{cached->x + first, cached->y + first, cached->z + first, cached->weight + first,
-                        cached->count[k]};
-      }
-  }
-  point_pair::MakeNodes(p, shape, points, scratch);
-  return SpanOf(scratch);
-}
-
 // The cheapest pair of rules whose summed bound is within safety x tolerance, for sides `gap` apart with the
-// given bounding-sphere diameters; `applies` is false when none is. `emitterNodes`, `receiverNodes`: the sides'
-// PatchNodes when they are whole patches, or null.
+// given bounding-sphere diameters; `applies` is false when none is. `emitterSide`, `receiverSide`: the sides'
+// RuleSide when they are whole patches, or null.
 RAD_HD inline PointPairPlan PlanPointPair(const ConvexPolygon &emitter, const ConvexPolygon &receiver, double gap,
                                           double emitterDiameter, double receiverDiameter, double tolerance,
-                                          double safety, const PatchNodes *emitterNodes = nullptr,
-                                          const PatchNodes *receiverNodes = nullptr) {
+                                          double safety, const RuleSide *emitterSide = nullptr,
+                                          const RuleSide *receiverSide = nullptr) {
   PointPairPlan plan;
   if (!(gap > 0)) return plan;
-  const NodeShape se = emitterNodes ? emitterNodes->shape : NodeShapeOf(emitter);
-  const NodeShape sr = receiverNodes ? receiverNodes->shape : NodeShapeOf(receiver);
+  const RuleSide e = emitterSide ? *emitterSide : RuleSideOf(emitter, emitterDiameter);
+  const RuleSide r = receiverSide ? *receiverSide : RuleSideOf(receiver, receiverDiameter);
+  const NodeShape se = e.shape, sr = r.shape;
   int pe[kMaxNodeRules], pr[kMaxNodeRules];
   const int ne = NodeRuleOptions(se, pe), nr = NodeRuleOptions(sr, pr);
   if (ne == 0 || nr == 0) return plan;
-  const double le = emitterNodes ? emitterNodes->ruleLength : RuleLength(emitter, se, emitterDiameter);
-  const double lr = receiverNodes ? receiverNodes->ruleLength : RuleLength(receiver, sr, receiverDiameter);
+  const double le = e.ruleLength, lr = r.ruleLength;
   double be[kMaxNodeRules], br[kMaxNodeRules];
   NodeRuleBounds(se, gap / le, pe, ne, be);
   NodeRuleBounds(sr, gap / lr, pr, nr, br);
@@ -234,15 +203,13 @@ RAD_HD RAD_ALWAYS_INLINE double NodePairSumLoop(const NodeSpan &e, Vec3 emitterN
 double NodePairSumHost(const NodeSpan &e, Vec3 emitterNormal, const NodeSpan &r, Vec3 receiverNormal);
 
 // The integral over both patches of cos_i cos_j / (pi r^2) by the rules of `plan` (which must apply): A_i F_ij.
-// The sums run in one fixed order. `emitterNodes`, `receiverNodes`: the sides' PatchNodes when they are whole
-// patches, or null.
+// The sums run in one fixed order.
 RAD_HD inline double PointPairIntegral(const ConvexPolygon &emitter, Vec3 emitterNormal, const ConvexPolygon &receiver,
-                                       Vec3 receiverNormal, const PointPairPlan &plan,
-                                       const PatchNodes *emitterNodes = nullptr,
-                                       const PatchNodes *receiverNodes = nullptr) {
-  QuadratureNodes emitterScratch, receiverScratch;
-  const NodeSpan e = NodesOf(emitter, plan.emitterShape, plan.emitterPoints, emitterNodes, emitterScratch);
-  const NodeSpan r = NodesOf(receiver, plan.receiverShape, plan.receiverPoints, receiverNodes, receiverScratch);
+                                       Vec3 receiverNormal, const PointPairPlan &plan) {
+  QuadratureNodes emitterNodes, receiverNodes;
+  point_pair::MakeNodes(emitter, plan.emitterShape, plan.emitterPoints, emitterNodes);
+  point_pair::MakeNodes(receiver, plan.receiverShape, plan.receiverPoints, receiverNodes);
+  const NodeSpan e = SpanOf(emitterNodes), r = SpanOf(receiverNodes);
 #if defined(__CUDA_ARCH__)
   return NodePairSumLoop(e, emitterNormal, r, receiverNormal) / kPi;
 #else
@@ -261,10 +228,10 @@ RAD_HD inline double PointPairIntegral(const ConvexPolygon &emitter, Vec3 emitte
 RAD_HD inline bool CheckedPointPairIntegral(const ConvexPolygon &emitter, Vec3 emitterNormal,
                                             const ConvexPolygon &receiver, Vec3 receiverNormal, double allowed,
                                             double floor, double &integral, int &nodePairs,
-                                            const PatchNodes *emitterNodes = nullptr,
-                                            const PatchNodes *receiverNodes = nullptr) {
-  const NodeShape se = emitterNodes ? emitterNodes->shape : NodeShapeOf(emitter);
-  const NodeShape sr = receiverNodes ? receiverNodes->shape : NodeShapeOf(receiver);
+                                            const RuleSide *emitterSide = nullptr,
+                                            const RuleSide *receiverSide = nullptr) {
+  const NodeShape se = emitterSide ? emitterSide->shape : NodeShapeOf(emitter);
+  const NodeShape sr = receiverSide ? receiverSide->shape : NodeShapeOf(receiver);
   if (se == NodeShape::kNone || sr == NodeShape::kNone) return false;
   const bool parallelograms = se == NodeShape::kParallelogram && sr == NodeShape::kParallelogram;
   auto rule = [](NodeShape shape, int step, bool fine) {
@@ -278,8 +245,7 @@ RAD_HD inline bool CheckedPointPairIntegral(const ConvexPolygon &emitter, Vec3 e
       PointPairPlan plan;
       plan.emitterShape = se, plan.receiverShape = sr, plan.applies = true;
       plan.emitterPoints = rule(se, step, fine), plan.receiverPoints = rule(sr, step, fine);
-      values[fine] =
-          PointPairIntegral(emitter, emitterNormal, receiver, receiverNormal, plan, emitterNodes, receiverNodes);
+      values[fine] = PointPairIntegral(emitter, emitterNormal, receiver, receiverNormal, plan);
       nodePairs += NodeCount(se, plan.emitterPoints) * NodeCount(sr, plan.receiverPoints);
     }
     if (fabs(values[1] - values[0]) <= allowed * fabs(values[1]) + floor) {

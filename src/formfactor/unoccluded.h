@@ -148,19 +148,18 @@ RAD_HD inline UnoccludedResult UnoccludedFormFactor(const ClippedPair &pair, Vec
                                                     const WholePatch *receiverWhole = nullptr) {
   if (!pair.whole) emitterWhole = receiverWhole = nullptr;
   const Vec3 receiverNormal = receiverWhole ? receiverWhole->unitNormal : Normalize(PolygonNormal(pair.receiver));
-  const PatchNodes *emitterNodes = emitterWhole ? &emitterWhole->nodes : nullptr;
-  const PatchNodes *receiverNodes = receiverWhole ? &receiverWhole->nodes : nullptr;
+  const RuleSide *emitterSide = emitterWhole ? &emitterWhole->rules : nullptr;
+  const RuleSide *receiverSide = receiverWhole ? &receiverWhole->rules : nullptr;
   if (pair.emitter.n != 0) {
     const PairSeparation s = SeparationOf(pair, emitterNormal, receiverNormal, emitterWhole, receiverWhole);
     if (s.gap >= settings.wellSeparatedRatio * s.emitterDiameter) {
       const PointPairPlan plan =
           PlanPointPair(pair.emitter, pair.receiver, s.gap, s.emitterDiameter, s.receiverDiameter,
-                        settings.relativeTolerance, kEstimateSafety, emitterNodes, receiverNodes);
+                        settings.relativeTolerance, kEstimateSafety, emitterSide, receiverSide);
       if (plan.applies) {
         UnoccludedResult result;
-        result.formFactor = PointPairIntegral(pair.emitter, emitterNormal, pair.receiver, receiverNormal, plan,
-                                              emitterNodes, receiverNodes) /
-                            emitterArea;
+        result.formFactor =
+            PointPairIntegral(pair.emitter, emitterNormal, pair.receiver, receiverNormal, plan) / emitterArea;
         result.nodePairs = NodeCount(plan.emitterShape, plan.emitterPoints) *
                            NodeCount(plan.receiverShape, plan.receiverPoints);
         return result;
@@ -174,7 +173,7 @@ RAD_HD inline UnoccludedResult UnoccludedFormFactor(const ClippedPair &pair, Vec
     if (apart && CheckedPointPairIntegral(pair.emitter, emitterNormal, pair.receiver, receiverNormal,
                                           kEstimateSafety * settings.relativeTolerance,
                                           kEstimateSafety * settings.absoluteTolerance * PolygonArea(pair.emitter),
-                                          integral, nodePairs, emitterNodes, receiverNodes)) {
+                                          integral, nodePairs, emitterSide, receiverSide)) {
       UnoccludedResult result;
       result.formFactor = integral / emitterArea;
       result.nodePairs = nodePairs;

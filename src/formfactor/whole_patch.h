@@ -1,7 +1,7 @@
 // What the unoccluded kernel (unoccluded.h) derives from one patch alone: its spread, bounding sphere, unit
-// normal and the nodes of its rules (point_pair_rule.h). The geometry makes one WholePatch per patch
-// (FormFactorGeometry::wholePatches), and a pair of whole patches reads both instead of making them again: on a
-// box of 2400 tiles that was a sixth of the kernel (nodes, shapes, spreads, spheres and normals per pair).
+// normal, and its shape and length for the node-pair rules (point_pair_rule.h). The geometry makes one
+// WholePatch (80 bytes) per patch (FormFactorGeometry::wholePatches), and a pair of whole patches reads both
+// instead of making them again.
 #pragma once
 
 #include "formfactor/convex_polygon.h"
@@ -38,14 +38,14 @@ struct WholePatch {
   double spread2 = 0;  // SpreadSquared
   BoundingSphere sphere;
   Vec3 unitNormal;  // Normalize(PolygonNormal(p))
-  PatchNodes nodes;
+  RuleSide rules;   // shape and rule length for the node-pair rules
 };
 
 RAD_HD inline void DescribeWholePatch(const ConvexPolygon &p, WholePatch &out) {
   out.spread2 = SpreadSquared(p);
   out.sphere = BoundingSphereOf(p);
   out.unitNormal = Normalize(PolygonNormal(p));
-  MakePatchNodes(p, 2 * out.sphere.radius, out.nodes);
+  out.rules = RuleSideOf(p, 2 * out.sphere.radius);
 }
 
 }  // namespace rad
