@@ -7,6 +7,7 @@
 #include <stb_image_write.h>
 #include <tinyexr.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -63,6 +64,23 @@ void WriteExr(const std::string &path, const Image &image) {
   const int rc = SaveEXR(image.rgb.data(), image.width, image.height, 3, /*save_as_fp16=*/0, partial.c_str(), &err);
   if (rc != TINYEXR_SUCCESS) FailWrite(path, partial, what, TakeExrError(err, rc));
   RenameIntoPlace(partial, path, what);
+}
+
+ImageFormat ImageFormatOf(const std::string &option, const std::string &path) {
+  const size_t dot = path.find_last_of('.');
+  const size_t slash = path.find_last_of('/');
+  std::string extension = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? "" : path.substr(dot);
+  for (char &c : extension) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (extension == ".png") return ImageFormat::kPng;
+  if (extension == ".exr") return ImageFormat::kExr;
+  throw InputError(option + " " + path + ": an image file must end in .png (8-bit sRGB) or .exr (linear float32)");
+}
+
+void WriteImage(const std::string &path, const Image &image, double exposure) {
+  if (ImageFormatOf("image", path) == ImageFormat::kExr)
+    WriteExr(path, image);
+  else
+    WritePng(path, image, exposure);
 }
 
 void WritePng(const std::string &path, const Image &image, double exposure) {

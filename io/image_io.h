@@ -24,6 +24,14 @@ uint8_t LinearToSrgb8(double linear, double exposure);
 void WriteExr(const std::string &path, const Image &image);
 void WritePng(const std::string &path, const Image &image, double exposure);
 
+// An image file's format, chosen by its extension: `.png` or `.exr`, in any case. A path with neither is an
+// InputError naming `option`: writing PNG bytes into `x.exr` (or into `x.jpg`) would give a file that other
+// tools misread.
+enum class ImageFormat { kPng, kExr };
+ImageFormat ImageFormatOf(const std::string &option, const std::string &path);
+// Writes `image` in the format of its extension: PNG (8-bit sRGB after `exposure`) or EXR (linear float32).
+void WriteImage(const std::string &path, const Image &image, double exposure);
+
 // Throw InputError naming the path if the file is missing or unreadable.
 Image ReadExr(const std::string &path);  // linear RGB
 struct Image8 {

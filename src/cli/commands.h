@@ -33,6 +33,9 @@ int DefaultThreadsPerRank(int requested, std::string *note = nullptr);
 void AgreeOrThrow(bool ok, const std::string &message);
 // Checks on rank 0 that `path`'s folder exists, so that every rank fails early and alike if it does not.
 void CheckOutputPath(const std::string &option, const std::string &path);
+// CheckOutputPath for an image, and its extension first (ImageFormatOf: .png or .exr); `exrOnly` for --exr,
+// whose name promises OpenEXR.
+void CheckImageOutputPath(const std::string &option, const std::string &path, bool exrOnly = false);
 // Text of the backends compiled in and devices found, for --version and info.
 std::string BackendsDescription();
 

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include <embree3/rtcore.h>
 
+#include "image_io.h"
 #include "util/agree.h"
 #include "util/error.h"
 
@@ -55,6 +56,13 @@ int DefaultThreadsPerRank(int requested, std::string *note) {
 }
 
 void AgreeOrThrow(bool ok, const std::string &message) { AgreeOrThrow(MPI_COMM_WORLD, ok, message); }
+
+void CheckImageOutputPath(const std::string &option, const std::string &path, bool exrOnly) {
+  // The same answer on every rank: the path is all it looks at.
+  if (ImageFormatOf(option, path) != ImageFormat::kExr && exrOnly)
+    throw InputError(option + " " + path + ": " + option + " writes OpenEXR, so the file must end in .exr");
+  CheckOutputPath(option, path);
+}
 
 void CheckOutputPath(const std::string &option, const std::string &path) {
   bool ok = true;

@@ -74,8 +74,8 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   const Backend backend = ResolveBackend(MPI_COMM_WORLD, o.backend);
   if (o.png.empty() && o.exr.empty() && o.patchEstimates.empty())
     throw InputError("nothing to do: give --output (PNG), --exr and/or --patch-estimates");
-  if (!o.png.empty()) CheckOutputPath("--output", o.png);
-  if (!o.exr.empty()) CheckOutputPath("--exr", o.exr);
+  if (!o.png.empty()) CheckImageOutputPath("--output", o.png);
+  if (!o.exr.empty()) CheckImageOutputPath("--exr", o.exr, true);
   if (!o.patchEstimates.empty()) CheckOutputPath("--patch-estimates", o.patchEstimates);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
   std::string threadNote;
@@ -132,7 +132,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
                 extra);
     ScopedPhase phase(timers, "image I/O");
     OnRankZero(MPI_COMM_WORLD, [&] {
-      if (!o.png.empty()) WritePng(o.png, image, o.exposure);
+      if (!o.png.empty()) WriteImage(o.png, image, o.exposure);
       if (!o.exr.empty()) WriteExr(o.exr, image);
     });
   }
@@ -184,7 +184,7 @@ CommandRunner AddPathTraceCommand(CLI::App &app) {
       "pathtrace", "Reference image and per-patch radiance by unbiased path tracing (CPU or GPU), in radiosity's units");
   auto o = std::make_shared<PathTraceCommandOptions>();
   cmd->add_option("--input", o->input, "Scene: OBJ file (with its MTL)")->required();
-  cmd->add_option("--output", o->png, "PNG image to write (8-bit sRGB)");
+  cmd->add_option("--output", o->png, "Image to write, by its extension: .png (8-bit sRGB) or .exr (linear float32 RGB)");
   cmd->add_option("--exr", o->exr, "Linear HDR image to write (OpenEXR, float32 RGB radiance)");
   AddCameraOptions(*cmd, o->camera);
   cmd->add_option("--spp", o->samplesPerPixel, "Paths per pixel (jittered over the pixel)")->capture_default_str()

@@ -69,7 +69,7 @@ CommandRunner AddRenderCommand(CLI::App &app) {
   auto o = std::make_shared<RenderCommandOptions>();
   cmd->add_option("--radiosity", o->radiosity, "HDF5 file with /patches and /radiosity/B (from `solve` or `run`)")
       ->required();
-  cmd->add_option("--output", o->step.png, "PNG image to write (8-bit sRGB)")->required();
+  cmd->add_option("--output", o->step.png, "Image to write, by its extension: .png (8-bit sRGB) or .exr (linear float32 RGB)")->required();
   cmd->add_option("--exr", o->step.exr, "Also write the linear HDR image (OpenEXR, float32 RGB radiance)");
   cmd->add_option("--ply", o->step.ply, "Also write the patch mesh with per-vertex radiance (binary PLY)");
   AddRenderStepOptions(*cmd, o->step);

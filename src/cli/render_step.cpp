@@ -72,8 +72,8 @@ Camera ChooseCamera(const CameraOptions &o, const std::vector<Patch> &patches, c
 }
 
 void CheckRenderOutputs(const RenderStepOptions &o) {
-  if (!o.png.empty()) CheckOutputPath("--output", o.png);
-  if (!o.exr.empty()) CheckOutputPath("--exr", o.exr);
+  if (!o.png.empty()) CheckImageOutputPath("--output", o.png);
+  if (!o.exr.empty()) CheckImageOutputPath("--exr", o.exr, true);
   if (!o.ply.empty()) CheckOutputPath("--ply", o.ply);
 }
 
@@ -102,7 +102,7 @@ void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, c
   const Image image = RenderSolution(o, patches, radiance, camera, timers);
   ScopedPhase phase(timers, "image I/O");
   OnRankZero(MPI_COMM_WORLD, [&] {
-    if (!o.png.empty()) WritePng(o.png, image, o.exposure);
+    if (!o.png.empty()) WriteImage(o.png, image, o.exposure);
     if (!o.exr.empty()) WriteExr(o.exr, image);
     if (!o.ply.empty()) WritePly(o.ply, BuildSmoothMesh(patches, radiance), o.exposure);
   });

@@ -61,7 +61,7 @@ int RunVplCommand(VplCommandOptions o) {
   {
     ScopedPhase phase(timers, "image I/O");
     OnRankZero(MPI_COMM_WORLD, [&] {
-      if (!o.step.png.empty()) WritePng(o.step.png, image, o.step.exposure);
+      if (!o.step.png.empty()) WriteImage(o.step.png, image, o.step.exposure);
       if (!o.step.exr.empty()) WriteExr(o.step.exr, image);
     });
   }
@@ -91,7 +91,7 @@ CommandRunner AddVplCommand(CLI::App &app) {
   auto o = std::make_shared<VplCommandOptions>();
   o->step.samplesPerPixel = 1;  // the help shows this default; each sample is a full VPL image
   cmd->add_option("--input", o->input, "Scene (OBJ + MTL)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--output", o->step.png, "PNG image to write (8-bit sRGB)");
+  cmd->add_option("--output", o->step.png, "Image to write, by its extension: .png (8-bit sRGB) or .exr (linear float32 RGB)");
   cmd->add_option("--exr", o->step.exr, "Linear HDR image to write (OpenEXR, float32 RGB radiance)");
   AddRenderStepOptions(*cmd, o->step);
   cmd->remove_option(cmd->get_option("--shading"));  // the VPL image is shaded per pixel, not from patches

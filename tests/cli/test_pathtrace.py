@@ -104,6 +104,25 @@ class TestPathTrace(PipelineTestCase):
         self.assertGreaterEqual(same.mean(), 0.99)
         self.assertLess(abs(a.mean() - b.mean()), 1e-3 * a.mean())
 
+    def test_image_files_follow_their_extension(self):
+        """--output writes PNG or EXR by the file's extension (any case); anything else, or --exr naming a
+        PNG, is refused before any work with exit 2 and nothing written."""
+        exr, png = self.path("by_ext.EXR"), self.path("by_ext.png")
+        args = ["pathtrace", "--input", FURNACE_CUBE, "--width", "8", "--height", "6", "--spp", "1"] + INSIDE_FURNACE
+        self.rad_ok(args + ["--output", exr])
+        with open(exr, "rb") as fh:
+            self.assertEqual(fh.read(4), b"\x76\x2f\x31\x01", "--output x.EXR must be an OpenEXR file")
+        self.assertEqual(read_exr(exr).shape, (6, 8, 3))
+        self.rad_ok(args + ["--output", png])
+        with open(png, "rb") as fh:
+            self.assertEqual(fh.read(8), b"\x89PNG\r\n\x1a\n")
+        for option, name in (("--output", "x.jpg"), ("--output", "noextension"), ("--exr", "x.png")):
+            out = self.path(name)
+            self.expect_error(args + [option, out], 2, names=[name], words=[".exr"], missing=[out])
+        for command in (["render", "--radiosity", self.path("none.h5")], ["vpl", "--input", FURNACE_CUBE]):
+            out = self.path("y.tiff")
+            self.expect_error(command + ["--output", out], 2, names=["y.tiff"], missing=[out])
+
     def test_bad_inputs_exit_2(self):
         out = self.path("x.exr")
         self.expect_error(["pathtrace", "--input", self.path("missing.obj"), "--exr", out], 2,
