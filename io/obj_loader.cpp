@@ -86,9 +86,12 @@ std::string ReadWholeFile(const std::string &path, std::string *problem) {
 // Splits lines the way tinyobjloader does (\n, \r\n and a lone \r each end one) so that line numbers agree,
 // and removes what neither parser should see: a UTF-8 byte order mark (it would hide the first statement),
 // `#` comments (tinyobjloader rejects `f 1 2 3 # floor` and reads `newmtl red # x` as a name with spaces)
-// and trailing blanks. A `#` glued to a word is kept, since names may contain it.
+// and trailing blanks. A `#` glued to a word is kept, since names may contain it. A line ending in a backslash
+// continues on the next (the OBJ spec's continuation, which tinyobjloader does not read): the statement is
+// joined at its first line and the lines it took are left empty, so that every other line keeps its number.
 std::vector<std::string> CleanLines(const std::string &content) {
   std::vector<std::string> lines;
+  long continued = -1;  // the line a trailing backslash continues, or -1
   size_t pos = content.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   while (pos < content.size()) {
     size_t end = pos;
@@ -101,7 +104,19 @@ std::vector<std::string> CleanLines(const std::string &content) {
       }
     }
     while (!line.empty() && IsBlank(line.back())) line.pop_back();
-    lines.push_back(line);
+    const long target = continued >= 0 ? continued : long(lines.size());
+    if (continued >= 0) {
+      lines[size_t(continued)] += " " + line;
+      lines.emplace_back();
+    } else {
+      lines.push_back(line);
+    }
+    std::string &statement = lines[size_t(target)];
+    continued = !statement.empty() && statement.back() == '\\' ? target : -1;
+    if (continued >= 0) {
+      statement.pop_back();
+      while (!statement.empty() && IsBlank(statement.back())) statement.pop_back();
+    }
     if (end < content.size() && content[end] == '\r' && end + 1 < content.size() && content[end + 1] == '\n') ++end;
     pos = end + 1;
   }
@@ -220,6 +235,7 @@ struct ObjText {
   std::vector<ScannedFace> faces;
   std::vector<LibStatement> libs;
   std::vector<UseStatement> uses;
+  std::vector<std::string> warnings;  // for Scene::warnings
 };
 
 void ScanVertex(const std::string &file, int line, const std::vector<std::string> &words, ObjText *obj) {
@@ -276,6 +292,22 @@ void ScanFace(const std::string &file, int line, const std::vector<std::string> 
   obj->faces.push_back(face);
 }
 
+// The file `mtllib name` stands for: `name` relative to the OBJ's folder; when that does not exist, the file of
+// the same name next to the OBJ (published scenes often name a folder of their author's machine). `moved`
+// tells which was taken.
+std::string LibraryPath(const std::string &objDir, const std::string &name, bool *moved) {
+  const std::string path = std::filesystem::path(name).is_absolute() ? name : objDir + name;
+  *moved = false;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return path;
+  const std::string beside = objDir + std::filesystem::path(name).filename().string();
+  if (beside != path && std::filesystem::is_regular_file(beside, ec)) {
+    *moved = true;
+    return beside;
+  }
+  return path;
+}
+
 void ScanLibrary(const std::string &file, int line, const std::string &text, const std::string &objDir,
                  ObjText *obj) {
   LibStatement lib;
@@ -283,10 +315,14 @@ void ScanLibrary(const std::string &file, int line, const std::string &text, con
   lib.names = SplitLibraryNames(RestAfterKeyword(text, 6));
   for (const std::string &name : lib.names) {
     if (name.empty()) Fail(file, line, "mtllib names an empty material file name");
-    const std::string path = std::filesystem::path(name).is_absolute() ? name : objDir + name;
+    bool moved = false;
+    const std::string path = LibraryPath(objDir, name, &moved);
     std::string problem;
     ReadWholeFile(path, &problem);
     if (!problem.empty()) Fail(file, line, "material library " + Quote(path) + ": " + problem);
+    if (moved)
+      obj->warnings.push_back(file + ":" + std::to_string(line) + ": material library " + Quote(name) +
+                              " not found; read " + Quote(path) + " next to the OBJ file instead");
   }
   obj->libs.push_back(lib);
 }
@@ -421,7 +457,8 @@ class SceneMaterialReader final : public tinyobj::MaterialReader {
   bool LoadFile(const std::string &name, std::vector<tinyobj::material_t> *materials,
                 std::map<std::string, int> *matMap, std::string *warn, std::string *err) {
     if (namesByLibrary_.count(name) != 0) return true;
-    const std::string path = std::filesystem::path(name).is_absolute() ? name : objDir_ + name;
+    bool moved = false;  // ScanLibrary has said so
+    const std::string path = LibraryPath(objDir_, name, &moved);
     std::string problem;
     const std::string content = ReadWholeFile(path, &problem);
     if (!problem.empty()) {
@@ -501,7 +538,8 @@ Vec3 MaterialColor(const std::string &path, int line, const char *keyword, const
 // Builds Scene::materials: index 0 is always the built-in default (for faces before any `usemtl`), then
 // every named material in load order. Returns tinyobjloader's material index -> ours (-1: left out).
 std::vector<int> BuildMaterials(const std::vector<tinyobj::material_t> &materials,
-                                const std::vector<MaterialOrigin> &origins, std::vector<Material> *out) {
+                                const std::vector<MaterialOrigin> &origins, std::vector<Material> *out,
+                                std::vector<std::string> *warnings) {
   out->clear();
   out->push_back(Material{"default", Vec3(0.5, 0.5, 0.5), Vec3(0, 0, 0)});
   std::vector<int> sceneIndex(materials.size(), -1);
@@ -525,16 +563,24 @@ std::vector<int> BuildMaterials(const std::vector<tinyobj::material_t> &material
     if (block.keLine > 0) {
       material.emission = MaterialColor(path, block.keLine, "Ke", block.name, block.ke, materials[i].emission);
     }
+    // Kd 1 is in most loaders' test models; it reflects everything, so a closed scene of such surfaces has no
+    // finite radiosity, which the solver reports: a warning here.
+    bool absorbsNothing = false;
     for (int k = 0; k < 3; ++k) {
-      if (!(material.reflectance[k] >= 0 && material.reflectance[k] < 1)) {
-        Fail(path, block.kdLine, "reflectance Kd " + Format(material.reflectance) + " outside [0,1) in material " +
+      if (!(material.reflectance[k] >= 0 && material.reflectance[k] <= 1)) {
+        Fail(path, block.kdLine, "reflectance Kd " + Format(material.reflectance) + " outside [0,1] in material " +
                                      Quote(block.name));
       }
+      absorbsNothing = absorbsNothing || material.reflectance[k] == 1;
       if (!(material.emission[k] >= 0)) {
         Fail(path, block.keLine, "negative emission Ke " + Format(material.emission) + " in material " +
                                      Quote(block.name));
       }
     }
+    if (absorbsNothing)
+      warnings->push_back(path + ":" + std::to_string(block.kdLine) + ": material " + Quote(block.name) +
+                          " has reflectance Kd " + Format(material.reflectance) +
+                          ": a channel of 1 absorbs nothing (a closed scene of it has no finite radiosity)");
     sceneIndex[i] = static_cast<int>(out->size());
     out->push_back(material);
   }
@@ -773,7 +819,8 @@ Scene LoadScene(const std::string &objPath) {
 
   Scene scene;
   scene.path = objPath;
-  const std::vector<int> sceneIndex = BuildMaterials(materials, reader.Origins(), &scene.materials);
+  scene.warnings = obj.warnings;
+  const std::vector<int> sceneIndex = BuildMaterials(materials, reader.Origins(), &scene.materials, &scene.warnings);
   scene.faces = BuildFaces(objPath, obj, shapes, attrib, materials, sceneIndex);
   if (scene.faces.empty()) Fail(objPath, 0, "no faces (empty scene)");
   ValidateGeometry(objPath, scene.faces);

@@ -181,6 +181,24 @@ TEST(ObjLoader, LoadsQuadAndTriangleWithMaterialsAndLines) {
   ExpectCorner(scene.materials[0].emission, {0, 0, 0});
 }
 
+TEST(ObjLoader, BackslashContinuesALine) {
+  // OBJ: a line ending in a backslash continues on the next. The face is read whole, at its first line, and
+  // later lines keep their numbers (the bad face on line 10 is reported there).
+  ScratchDir dir;
+  const std::string obj = WriteScene(dir, "usemtl white\nf 1 2 \\\n  3 \\\n4\nf 1 2 3 9\n");
+  const std::string message = LoadError(obj);
+  ExpectMessage(message, obj, 10, "out of range");
+  const std::string good = WriteScene(dir, "usemtl white\nf 1 2 \\\n  3 \\\n4   # a quad\nf 1 \\\n 3 4\n");
+  const rad::Scene scene = rad::LoadScene(good);
+  ASSERT_EQ(scene.faces.size(), 2u);
+  EXPECT_EQ(scene.faces[0].corners.size(), 4u);
+  EXPECT_EQ(scene.faces[0].line, 7);
+  EXPECT_EQ(scene.faces[1].corners.size(), 3u);
+  EXPECT_EQ(scene.faces[1].line, 10);
+  ExpectCorner(scene.faces[0].corners[3], {0, 1, 0});
+  EXPECT_TRUE(scene.warnings.empty());
+}
+
 TEST(ObjLoader, QuadStaysQuad) {
   ScratchDir dir;
   const std::string obj = WriteScene(dir, "usemtl white\nf 1 2 3 4\n");
@@ -264,6 +282,25 @@ TEST(ObjLoader, UnreadableObjFile) {
   chmod(obj.c_str(), 0);
   if (std::ifstream(obj).good()) GTEST_SKIP() << "running with permission to read anything (root?)";
   ExpectMessage(LoadError(obj), obj, 0, "cannot open");
+}
+
+TEST(ObjLoader, MaterialLibraryFoundByItsNameNextToTheObj) {
+  // Published scenes name a folder of their author's machine; the file itself sits beside the OBJ.
+  ScratchDir dir;
+  dir.Write("box.mtl", "newmtl red\nKd 0.6 0.1 0.1\n");
+  const std::string obj = dir.Write("scene.obj", std::string("mtllib textures/old/box.mtl\n") + kSquareVertices +
+                                                     "usemtl red\nf 1 2 3\n");
+  const rad::Scene scene = rad::LoadScene(obj);
+  ExpectCorner(scene.materials[static_cast<size_t>(scene.faces[0].material)].reflectance, {0.6, 0.1, 0.1});
+  ASSERT_EQ(scene.warnings.size(), 1u);
+  EXPECT_THAT(scene.warnings[0], StartsWith(obj + ":1: material library 'textures/old/box.mtl' not found"));
+  EXPECT_THAT(scene.warnings[0], HasSubstr(dir.Path("box.mtl")));
+  // Found nowhere, it is the error it was, naming the path as written.
+  const std::string missing = dir.Write("missing.obj", std::string("mtllib other/none.mtl\n") + kSquareVertices +
+                                                           "f 1 2 3\n");
+  const std::string message = LoadError(missing);
+  ExpectMessage(message, missing, 1, "cannot open");
+  EXPECT_THAT(message, HasSubstr(dir.Path("other/none.mtl")));
 }
 
 TEST(ObjLoader, MissingMtlFile) {
@@ -422,7 +459,21 @@ TEST(ObjLoader, EmptyFile) {
 
 // ---- Materials -----------------------------------------------------------------------------------------
 
-TEST(ObjLoader, ReflectanceOfOne) { ExpectMtlError("newmtl m\nKd 0.5 1 0.5\n", 2, "reflectance"); }
+TEST(ObjLoader, ReflectanceOfOneIsAcceptedWithAWarning) {
+  // `Kd 1 1 1` is in most OBJ loaders' test models: it reflects everything, which the solver can handle unless
+  // the scene is closed; a warning naming the MTL line says so.
+  ScratchDir dir;
+  const std::string mtl = dir.Write("scene.mtl", "newmtl m\nKd 0.5 1 0.5\nnewmtl n\nKd 0.5\n");
+  const std::string obj = dir.Write("scene.obj", std::string("mtllib scene.mtl\n") + kSquareVertices +
+                                                     "usemtl m\nf 1 2 3\nusemtl n\nf 1 3 4\n");
+  const rad::Scene scene = rad::LoadScene(obj);
+  ExpectCorner(scene.materials[static_cast<size_t>(scene.faces[0].material)].reflectance, {0.5, 1, 0.5});
+  ASSERT_EQ(scene.warnings.size(), 1u);
+  EXPECT_THAT(scene.warnings[0], StartsWith(mtl + ":2: material 'm'"));
+  EXPECT_THAT(scene.warnings[0], HasSubstr("absorbs nothing"));
+}
+
+TEST(ObjLoader, ReflectanceAboveOne) { ExpectMtlError("newmtl m\nKd 0.5 1.0001 0.5\n", 2, "outside [0,1]"); }
 
 TEST(ObjLoader, NegativeReflectance) { ExpectMtlError("newmtl m\n\nKd 0.5 0.5 -0.1\n", 3, "reflectance"); }
 

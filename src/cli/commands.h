@@ -8,6 +8,8 @@
 #include <functional>
 #include <string>
 
+#include "scene/scene.h"
+
 namespace rad {
 
 using CommandRunner = std::function<int()>;
@@ -33,6 +35,8 @@ int DefaultThreadsPerRank(int requested, std::string *note = nullptr);
 void AgreeOrThrow(bool ok, const std::string &message);
 // Checks on rank 0 that `path`'s folder exists, so that every rank fails early and alike if it does not.
 void CheckOutputPath(const std::string &option, const std::string &path);
+// Prints the scene's warnings (Scene::warnings) once, from rank 0, unless `quiet`.
+void ReportSceneWarnings(const Scene &scene, bool quiet);
 // CheckOutputPath for an image, and its extension first (ImageFormatOf: .png or .exr); `exrOnly` for --exr,
 // whose name promises OpenEXR.
 void CheckImageOutputPath(const std::string &option, const std::string &path, bool exrOnly = false);

@@ -57,6 +57,11 @@ int DefaultThreadsPerRank(int requested, std::string *note) {
 
 void AgreeOrThrow(bool ok, const std::string &message) { AgreeOrThrow(MPI_COMM_WORLD, ok, message); }
 
+void ReportSceneWarnings(const Scene &scene, bool quiet) {
+  if (WorldRank() != 0 || quiet) return;
+  for (const std::string &warning : scene.warnings) std::fprintf(stderr, "radiosity: warning: %s\n", warning.c_str());
+}
+
 void CheckImageOutputPath(const std::string &option, const std::string &path, bool exrOnly) {
   // The same answer on every rank: the path is all it looks at.
   if (ImageFormatOf(option, path) != ImageFormat::kExr && exrOnly)

@@ -85,6 +85,7 @@ void FormFactorJob::Run() {
   {
     ScopedPhase phase(timers_, "scene load");
     scene_ = LoadScene(o_.input);  // every rank reads it; a bad file fails on every rank alike
+    ReportSceneWarnings(scene_, o_.quiet);
   }
   const long long patchCount = CountPatches(scene_, o_.subdiv);
   if (patchCount > std::numeric_limits<int32_t>::max())

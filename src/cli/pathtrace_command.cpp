@@ -88,6 +88,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   {
     ScopedPhase phase(timers, "scene load");
     scene = LoadScene(o.input);  // every rank reads it; a bad file fails on every rank alike
+    ReportSceneWarnings(scene, o.quiet);
     if (CountPatches(scene, o.subdiv) > std::numeric_limits<int32_t>::max())
       throw InputError(o.input + ": --subdiv " + std::to_string(o.subdiv) + " gives too many patches");
     patches = MakePatches(scene, o.subdiv);

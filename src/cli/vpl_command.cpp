@@ -39,7 +39,9 @@ int RunVplCommand(VplCommandOptions o) {
   std::vector<Patch> patches;
   {
     ScopedPhase phase(timers, "input I/O");
-    patches = MakePatches(LoadScene(o.input), 0);  // every rank; a bad scene fails alike
+    const Scene scene = LoadScene(o.input);  // every rank; a bad scene fails alike
+    ReportSceneWarnings(scene, o.quiet);
+    patches = MakePatches(scene, 0);
   }
   std::string how;
   const Camera camera = ChooseCamera(o.step, patches, o.input, &how);

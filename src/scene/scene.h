@@ -10,7 +10,7 @@ namespace rad {
 
 struct Material {
   std::string name;
-  Vec3 reflectance{0.5, 0.5, 0.5};  // Kd, each channel in [0,1)
+  Vec3 reflectance{0.5, 0.5, 0.5};  // Kd, each channel in [0,1] (1 with a warning: it absorbs nothing)
   Vec3 emission{0, 0, 0};           // Ke, emitted radiance, >= 0
 };
 
@@ -27,10 +27,14 @@ struct Scene {
   std::string path;  // the OBJ file it came from, for messages
   std::vector<Face> faces;
   std::vector<Material> materials;
+  // What was read but deserves a word (a material that absorbs nothing, a material library found by its name
+  // next to the OBJ): one line each, naming the file and line; the commands print them once.
+  std::vector<std::string> warnings;
 };
 
 // Reads and validates an OBJ (+ its MTL files). Throws InputError naming the file, the line when known,
-// and the problem. Faces without `usemtl` get the default material (Kd 0.5 grey, Ke 0).
+// and the problem. Faces without `usemtl` get the default material (Kd 0.5 grey, Ke 0). A line ending in a
+// backslash continues on the next (OBJ spec).
 Scene LoadScene(const std::string &objPath);
 
 }  // namespace rad
