@@ -28,13 +28,8 @@ namespace rad {
 namespace {
 
 // All tolerances are relative so that the unit of the model (mm, m) does not matter.
-constexpr double kZeroAreaFactor = 1e-12;       // times the squared bounding-box diagonal
-constexpr double kPlanarityFactor = 1e-6;       // times the polygon's diameter
-constexpr double kRepeatedVertexFactor = 1e-9;  // times the polygon's diameter
-constexpr double kCollinearSine = 1e-9;         // sine of the turn at a corner
 constexpr double kParseAgreement = 1e-9;        // tinyobjloader's number parser is not correctly rounded
 constexpr size_t kMaxCorners = 255;             // tinyobjloader stores corner counts as unsigned char
-constexpr double kPi = 3.14159265358979323846;
 
 [[noreturn]] void Fail(const std::string &file, int line, const std::string &problem) {
   std::string message = file;
@@ -674,6 +669,7 @@ std::vector<Face> BuildFaces(const std::string &file, const ObjText &obj, const 
       }
       Face face;
       face.line = scanned.line;
+      face.polygon = static_cast<int>(faces.size());
       for (size_t k = 0; k < count; ++k) {
         const int index = shape.mesh.indices[offset + k].vertex_index;
         if (index != scanned.corners[k] || index < 0 || static_cast<size_t>(index) >= vertexCount) {
@@ -697,90 +693,6 @@ std::vector<Face> BuildFaces(const std::string &file, const ObjText &obj, const 
   return faces;
 }
 
-// ---- Geometry ------------------------------------------------------------------------------------------
-
-// Newell's normal: twice the area times the unit normal, well defined for any polygon and robust for
-// slightly non-planar ones. Centred to keep the cross products small far from the origin.
-Vec3 NewellNormal(const std::vector<Vec3> &corners) {
-  Vec3 centre;
-  for (Vec3 c : corners) centre += c;
-  centre = centre / static_cast<double>(corners.size());
-  Vec3 normal;
-  for (size_t i = 0; i < corners.size(); ++i) {
-    normal += Cross(corners[i] - centre, corners[(i + 1) % corners.size()] - centre);
-  }
-  return normal;
-}
-
-double Diameter(const std::vector<Vec3> &corners) {
-  double diameter = 0;
-  for (size_t i = 0; i < corners.size(); ++i) {
-    for (size_t j = i + 1; j < corners.size(); ++j) diameter = std::max(diameter, Length(corners[j] - corners[i]));
-  }
-  return diameter;
-}
-
-void CheckPolygon(const std::string &file, const Face &face, double minArea) {
-  const std::vector<Vec3> &p = face.corners;
-  const size_t n = p.size();
-  const double diameter = Diameter(p);
-  for (size_t i = 0; i < n; ++i) {
-    if (Length(p[(i + 1) % n] - p[i]) <= kRepeatedVertexFactor * diameter) {
-      Fail(file, face.line, "degenerate polygon: repeated vertex (corners " + std::to_string(i + 1) + " and " +
-                                std::to_string((i + 1) % n + 1) + " coincide)");
-    }
-  }
-  const Vec3 newell = NewellNormal(p);
-  const double area = 0.5 * Length(newell);
-  if (!(area > minArea)) {
-    std::ostringstream problem;
-    problem << "zero-area polygon (area " << area << ")";
-    Fail(file, face.line, problem.str());
-  }
-  if (n == 3) return;
-  const Vec3 normal = newell / Length(newell);
-  Vec3 centre;
-  for (Vec3 c : p) centre += c;
-  centre = centre / static_cast<double>(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double offset = std::fabs(Dot(p[i] - centre, normal));
-    if (offset > kPlanarityFactor * diameter) {
-      std::ostringstream problem;
-      problem << "non-planar polygon (corner " << i + 1 << " is " << offset << " off the plane, limit "
-              << kPlanarityFactor * diameter << ")";
-      Fail(file, face.line, problem.str());
-    }
-  }
-  // Every corner must turn the same way as the Newell normal; the turns must add up to one revolution, which
-  // rules out star-shaped (self-intersecting) polygons whose turns all agree.
-  double turning = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const Vec3 in = p[i] - p[(i + n - 1) % n];
-    const Vec3 out = p[(i + 1) % n] - p[i];
-    const double sine = Dot(Cross(in, out), normal);
-    const double limit = kCollinearSine * Length(in) * Length(out);
-    if (std::fabs(sine) <= limit) {
-      Fail(file, face.line, "degenerate polygon: collinear edges at corner " + std::to_string(i + 1));
-    }
-    if (sine < 0) Fail(file, face.line, "non-convex polygon (reflex corner " + std::to_string(i + 1) + ")");
-    turning += std::atan2(sine, Dot(in, out));
-  }
-  if (turning > 3 * kPi) Fail(file, face.line, "non-convex polygon (self-intersecting)");
-}
-
-void ValidateGeometry(const std::string &file, const std::vector<Face> &faces) {
-  Vec3 lo = faces.front().corners.front();
-  Vec3 hi = lo;
-  for (const Face &face : faces) {
-    for (Vec3 c : face.corners) {
-      lo = Min(lo, c);
-      hi = Max(hi, c);
-    }
-  }
-  const double minArea = kZeroAreaFactor * LengthSquared(hi - lo);
-  for (const Face &face : faces) CheckPolygon(file, face, minArea);
-}
-
 std::string DirectoryOf(const std::string &path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
@@ -788,7 +700,7 @@ std::string DirectoryOf(const std::string &path) {
 
 }  // namespace
 
-Scene LoadScene(const std::string &objPath) {
+Scene LoadScene(const std::string &objPath, const SceneLoadOptions &options) {
   std::string problem;
   const std::string content = ReadWholeFile(objPath, &problem);
   if (!problem.empty()) Fail(objPath, 0, problem);
@@ -823,7 +735,11 @@ Scene LoadScene(const std::string &objPath) {
   const std::vector<int> sceneIndex = BuildMaterials(materials, reader.Origins(), &scene.materials, &scene.warnings);
   scene.faces = BuildFaces(objPath, obj, shapes, attrib, materials, sceneIndex);
   if (scene.faces.empty()) Fail(objPath, 0, "no faces (empty scene)");
-  ValidateGeometry(objPath, scene.faces);
+  scene.polygonCount = static_cast<int>(scene.faces.size());
+  scene.repairs = RepairPolygons(&scene, options.strict);
+  for (const std::string &line : scene.repairs.Summary(objPath)) scene.warnings.push_back(line);
+  if (scene.faces.empty()) Fail(objPath, 0, "no usable faces (every one of its " + std::to_string(scene.polygonCount) +
+                                         " polygons is zero-area or degenerate)");
   return scene;
 }
 

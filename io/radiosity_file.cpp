@@ -82,7 +82,7 @@ void RadiosityFileWriter::WritePatches(const std::vector<Patch> &patches) {
   for (size_t p = 0; p < n; ++p) {
     const Patch &q = patches[p];
     area[p] = q.area;
-    face[p] = q.face;
+    face[p] = q.polygon >= 0 ? q.polygon : q.face;  // the input polygon (CONTRACTS), not the mended piece
     for (int c = 0; c < 3; ++c) {
       centroid[3 * p + c] = q.centroid[c];
       normal[3 * p + c] = q.normal[c];

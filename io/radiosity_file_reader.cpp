@@ -119,7 +119,7 @@ std::vector<Patch> RadiosityFileReader::ReadPatches() const {
   for (size_t p = 0; p < patches.size(); ++p) {
     Patch &q = patches[p];
     q.area = area[p];
-    q.face = int(face[p]);
+    q.face = q.polygon = int(face[p]);
     for (int c = 0; c < 3; ++c) {
       q.centroid[c] = centroid[3 * p + size_t(c)];
       q.normal[c] = normal[3 * p + size_t(c)];

@@ -68,9 +68,9 @@ const char *const kGoodMtl =
     "newmtl plain\n"
     "Ns 10\n";
 
-std::string LoadError(const std::string &objPath) {
+std::string LoadError(const std::string &objPath, bool strict = false) {
   try {
-    rad::LoadScene(objPath);
+    rad::LoadScene(objPath, rad::SceneLoadOptions{strict});
   } catch (const rad::InputError &error) {
     return error.what();
   }
@@ -99,6 +99,17 @@ void ExpectObjError(const std::string &body, int line, const std::string &word) 
   ExpectMessage(LoadError(obj), obj, line, word);
 }
 
+// The same with --strict: polygons that would be mended are refused (tests/polygon_repair_test.cpp has the
+// mending itself).
+void ExpectStrictError(const std::string &body, int line, const std::string &word) {
+  ScratchDir dir;
+  const std::string obj = WriteScene(dir, body);
+  ExpectMessage(LoadError(obj, true), obj, line, word);
+  // Without --strict the polygon is mended or skipped (with a good square beside it, the scene is not empty).
+  const std::string withSquare = WriteScene(dir, body + "f 1 2 3 4\n");
+  EXPECT_NO_THROW(rad::LoadScene(withSquare)) << "without --strict the polygon is mended";
+}
+
 void ExpectMtlError(const std::string &mtl, int line, const std::string &word) {
   ScratchDir dir;
   const std::string mtlPath = dir.Write("scene.mtl", mtl);
@@ -124,7 +135,7 @@ TEST(ObjLoader, LoadsQuadAndTriangleWithMaterialsAndLines) {
                                     "v 2 3 0\r\n"                   // 5
                                     "v 0 3 0\r\n"                   // 6
                                     "v 1 1 5\r\n"                   // 7
-                                    "f 1 2 5\r\n"                   // 8: before any usemtl
+                                    "f 2 3 5\r\n"                   // 8: before any usemtl
                                     "\r\n"                          // 9
                                     "usemtl white\r\n"              // 10
                                     "f 1/1 2/1 3/1 4/1  # floor\r\n"  // 11: texcoords are ignored
@@ -384,16 +395,16 @@ TEST(ObjLoader, FaceWithTwoVertices) {
 
 TEST(ObjLoader, FaceWithoutVertices) { ExpectObjError("f 1 2 3\nf\n", 7, "fewer than 3"); }
 
-TEST(ObjLoader, ZeroAreaTriangle) {
-  ExpectObjError("v 2 0 0\nf 1 2 3\nf 1 2 5\n", 8, "zero-area");
+TEST(ObjLoader, StrictZeroAreaTriangle) {
+  ExpectStrictError("v 2 0 0\nf 1 2 3\nf 1 2 5\n", 8, "zero-area");
 }
 
-TEST(ObjLoader, TinyTriangleInLargeSceneHasZeroArea) {
+TEST(ObjLoader, StrictTinyTriangleInLargeSceneHasZeroArea) {
   // 1e-7 x 1e-7 in a scene of diagonal ~1e2: area 5e-15 < 1e-12 * 1e4.
-  ExpectObjError("v 100 0 0\nv 0 1e-7 0\nv 1e-7 0 0\nf 1 2 3\nf 1 7 6\n", 10, "zero-area");
+  ExpectStrictError("v 100 0 0\nv 0 1e-7 0\nv 1e-7 0 0\nf 1 2 3\nf 1 7 6\n", 10, "zero-area");
 }
 
-TEST(ObjLoader, NonPlanarQuad) { ExpectObjError("v 1 1 0.01\nf 1 2 5 4\n", 7, "non-planar"); }
+TEST(ObjLoader, StrictNonPlanarQuad) { ExpectStrictError("v 1 1 0.01\nf 1 2 5 4\n", 7, "non-planar"); }
 
 TEST(ObjLoader, SlightlyNonPlanarQuadWithinToleranceIsAccepted) {
   ScratchDir dir;
@@ -401,9 +412,9 @@ TEST(ObjLoader, SlightlyNonPlanarQuadWithinToleranceIsAccepted) {
   EXPECT_EQ(rad::LoadScene(obj).faces.size(), 1u);
 }
 
-TEST(ObjLoader, NonConvexQuad) {
+TEST(ObjLoader, StrictNonConvexQuad) {
   // A dart: corner 3 points back inside.
-  ExpectObjError("v 0.3 0.3 0\nf 1 2 5 4\n", 7, "non-convex");
+  ExpectStrictError("v 0.3 0.3 0\nf 1 2 5 4\n", 7, "non-convex");
 }
 
 TEST(ObjLoader, ClockwiseQuadIsConvexToo) {
@@ -413,12 +424,12 @@ TEST(ObjLoader, ClockwiseQuadIsConvexToo) {
   EXPECT_EQ(rad::LoadScene(obj).faces[0].corners.size(), 4u);
 }
 
-TEST(ObjLoader, SelfIntersectingQuad) {
+TEST(ObjLoader, StrictSelfIntersectingQuad) {
   // A bow tie with unequal halves (an even one has zero area and fails as such).
-  ExpectObjError("v 2 2 0\nv 2 0 0\nf 1 5 6 4\n", 8, "non-convex");
+  ExpectStrictError("v 2 2 0\nv 2 0 0\nf 1 5 6 4\n", 8, "non-convex");
 }
 
-TEST(ObjLoader, SelfIntersectingPentagram) {
+TEST(ObjLoader, StrictSelfIntersectingPentagram) {
   // Every turn has the same sign, but the outline goes round twice.
   ScratchDir dir;
   const std::string obj = dir.Write("scene.obj",
@@ -429,20 +440,25 @@ TEST(ObjLoader, SelfIntersectingPentagram) {
                                     "v 0.309017 -0.951057 0\n"
                                     "f 1 2 3 4 5\n"
                                     "f 1 3 5 2 4\n");
-  ExpectMessage(LoadError(obj), obj, 7, "self-intersecting");
+  ExpectMessage(LoadError(obj, true), obj, 7, "self-intersecting");
+  // Without --strict the star is skipped as degenerate and the pentagon kept.
+  const rad::Scene scene = rad::LoadScene(obj);
+  EXPECT_EQ(scene.faces.size(), 1u);
+  EXPECT_EQ(scene.repairs.degenerate.count, 1);
 }
 
-TEST(ObjLoader, NonConvexPentagon) {
+TEST(ObjLoader, StrictNonConvexPentagon) {
   ScratchDir dir;
   const std::string obj = dir.Write("scene.obj", "v 0 0 0\nv 2 0 0\nv 2 2 0\nv 1 0.5 0\nv 0 2 0\nf 1 2 3 4 5\n");
-  ExpectMessage(LoadError(obj), obj, 6, "non-convex");
+  ExpectMessage(LoadError(obj, true), obj, 6, "non-convex");
+  EXPECT_EQ(rad::LoadScene(obj).faces.size(), 3u);  // without --strict: three triangles
 }
 
-TEST(ObjLoader, QuadWithRepeatedVertex) { ExpectObjError("f 1 2 2 3\n", 6, "repeated vertex"); }
+TEST(ObjLoader, StrictQuadWithRepeatedVertex) { ExpectStrictError("f 1 2 2 3\n", 6, "repeated vertex"); }
 
-TEST(ObjLoader, QuadWithCollinearCorner) {
+TEST(ObjLoader, StrictQuadWithCollinearCorner) {
   // Really a triangle with an extra point on one edge.
-  ExpectObjError("v 0.5 0 0\nf 1 5 2 3\n", 7, "collinear");
+  ExpectStrictError("v 0.5 0 0\nf 1 5 2 3\n", 7, "collinear");
 }
 
 TEST(ObjLoader, EmptyScene) {

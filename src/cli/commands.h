@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "scene/patch.h"
 #include "scene/scene.h"
 
 namespace rad {
@@ -35,6 +36,11 @@ int DefaultThreadsPerRank(int requested, std::string *note = nullptr);
 void AgreeOrThrow(bool ok, const std::string &message);
 // Checks on rank 0 that `path`'s folder exists, so that every rank fails early and alike if it does not.
 void CheckOutputPath(const std::string &option, const std::string &path);
+// --subdiv, --max-patch-size and --patches (how polygons become patches), the last two excluding the first.
+// `subdivHelp` says what --subdiv splits in this command.
+void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdivHelp);
+// --strict: refuse polygons that would need mending (SceneLoadOptions::strict).
+void AddStrictOption(CLI::App &cmd, bool &strict);
 // Prints the scene's warnings (Scene::warnings) once, from rank 0, unless `quiet`.
 void ReportSceneWarnings(const Scene &scene, bool quiet);
 // CheckOutputPath for an image, and its extension first (ImageFormatOf: .png or .exr); `exrOnly` for --exr,

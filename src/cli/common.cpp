@@ -62,6 +62,26 @@ void ReportSceneWarnings(const Scene &scene, bool quiet) {
   for (const std::string &warning : scene.warnings) std::fprintf(stderr, "radiosity: warning: %s\n", warning.c_str());
 }
 
+void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdivHelp) {
+  CLI::Option *subdiv = cmd.add_option("--subdiv", meshing.subdiv, subdivHelp)->capture_default_str()
+      ->check(CLI::Range(0, 10));
+  CLI::Option *size = cmd.add_option("--max-patch-size", meshing.maxPatchSize,
+                                     "Split each polygon by its own extent so that no patch edge is longer than L "
+                                     "(scene units): patches of one size on a scene of mixed scales")
+                          ->check(CLI::PositiveNumber);
+  CLI::Option *count = cmd.add_option("--patches", meshing.patches,
+                                      "About N patches in all: the finest --max-patch-size whose total is at most N")
+                           ->check(CLI::PositiveNumber);
+  size->excludes(subdiv)->excludes(count);
+  count->excludes(subdiv);
+}
+
+void AddStrictOption(CLI::App &cmd, bool &strict) {
+  cmd.add_flag("--strict", strict,
+               "Refuse polygons that would be mended (non-planar or concave ones triangulated, zero-area or "
+               "degenerate ones skipped, duplicated faces dropped) instead of mending them with a warning");
+}
+
 void CheckImageOutputPath(const std::string &option, const std::string &path, bool exrOnly) {
   // The same answer on every rank: the path is all it looks at.
   if (ImageFormatOf(option, path) != ImageFormat::kExr && exrOnly)

@@ -27,7 +27,8 @@ namespace {
 
 struct ExportOptions {
   std::string formfactors, format, output, precision, input;
-  int subdiv = 0;
+  Meshing meshing;
+  bool strict = false;
   double dropBelow = 0;
   bool quiet = false;
 };
@@ -85,7 +86,7 @@ int RunExport(const ExportOptions &o) {
     throw InputError("--precision applies to --format csr only (mtx and petsc store float64, as does raw)");
 
   // Contiguous rows per rank: each rank's part of a sparse file is then one range of it.
-  FormFactorInput in = ReadFormFactorFile(o.formfactors, o.input, o.subdiv, Distribution::kBlock);
+  FormFactorInput in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, o.strict, Distribution::kBlock);
   const long long n = in.PatchCount();
   DenseRows rows;
   rows.n = n;
@@ -187,8 +188,8 @@ CommandRunner AddExportCommand(CLI::App &app) {
                   "(default: that of the source)")
       ->check(CLI::IsMember({"double", "float"}));
   cmd->add_option("--input", o->input, "Scene (OBJ) of a raw, MatrixMarket or PETSc source: its patches");
-  cmd->add_option("--subdiv", o->subdiv, "Subdivision of such a source")->capture_default_str()
-      ->check(CLI::Range(0, 10));
+  AddMeshingOptions(*cmd, o->meshing, "Subdivision of such a source");
+  AddStrictOption(*cmd, o->strict);
   cmd->add_flag("--quiet", o->quiet, "No progress lines (the summary still goes to stdout)");
   return [o]() { return RunExport(*o); };
 }

@@ -23,8 +23,8 @@ namespace rad {
 
 void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias) {
   cmd.add_option("--input", o.input, "Scene: OBJ file (with its MTL)")->required();
-  cmd.add_option("--subdiv", o.subdiv, "Split every polygon into 4^K patches")->capture_default_str()
-      ->check(CLI::Range(0, 10));
+  AddMeshingOptions(cmd, o.meshing, "Split every polygon into 4^K patches");
+  AddStrictOption(cmd, o.strict);
   cmd.add_option("--visibility", o.visibility,
                  "Occluded pairs: exact (shadows cut out of the receiver for every cubature point; accurate to "
                  "the cubature tolerance) or rays (kernel-weighted stratified shadow rays: for previews, 10 to "
@@ -63,19 +63,63 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options) : o_(std::move(option
 
 // Polygons passing through each other are a mesh problem the user should know of: how many pairs, and the first
 // few by polygon number (0-based, as in /patches/face) and OBJ line.
+std::string FormFactorJob::DescribePolygon(int face) const {
+  const Face &f = scene_.faces[size_t(face)];
+  return std::to_string(f.polygon) + (f.line > 0 ? " (line " + std::to_string(f.line) + ")" : std::string());
+}
+
 void FormFactorJob::ReportInterpenetrations() const {
   const Interpenetrations &x = geometry_.interpenetrations;
-  if (WorldRank() != 0 || o_.quiet || x.pairCount == 0) return;
-  std::string list;
-  for (const auto &[f, g] : x.first) {
-    if (!list.empty()) list += ", ";
-    list += std::to_string(f) + " (line " + std::to_string(scene_.faces[size_t(f)].line) + ") and " +
-            std::to_string(g) + " (line " + std::to_string(scene_.faces[size_t(g)].line) + ")";
+  if (WorldRank() != 0 || o_.quiet) return;
+  auto list = [&](const std::vector<std::pair<int, int>> &pairs) {
+    std::string text;
+    for (const auto &[f, g] : pairs) text += (text.empty() ? "" : ", ") + DescribePolygon(f) + " and " + DescribePolygon(g);
+    return text;
+  };
+  if (x.pairCount > 0)
+    std::fprintf(stderr,
+                 "radiosity: warning: %s: %lld pair(s) of polygons pass through each other, e.g. polygons %s; the "
+                 "closed surfaces they belong to are treated as open\n",
+                 o_.input.c_str(), static_cast<long long>(x.pairCount), list(x.first).c_str());
+  if (x.overlapPairCount > 0)
+    std::fprintf(stderr,
+                 "radiosity: warning: %s: %lld pair(s) of polygons overlap in one plane facing the same way, e.g. "
+                 "polygons %s; the light reaching them is counted twice, so rows of F sum above 1\n",
+                 o_.input.c_str(), static_cast<long long>(x.overlapPairCount), list(x.firstOverlaps).c_str());
+}
+
+// A closed scene's rows sum to 1: rows well above it mean light counted twice (overlapping or interpenetrating
+// polygons), and the user is told which rows and polygons, largest first. Collective.
+void FormFactorJob::ReportRowsAboveOne(double limit) const {
+  constexpr int kListed = 3;
+  const long long n = PatchCount();
+  std::vector<std::pair<double, double>> mine;  // (row sum, patch), the rank's largest above the limit
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    double s = 0;
+    for (long long j = 0; j < n; ++j) s += local_[r * size_t(n) + size_t(j)];
+    if (s > limit) mine.emplace_back(s, double(rows_[r]));
+  }
+  long long count = (long long)mine.size(), total = 0;
+  MPI_Allreduce(&count, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (total == 0) return;
+  std::sort(mine.begin(), mine.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  mine.resize(kListed, {-1.0, -1.0});
+  std::vector<std::pair<double, double>> all(size_t(kListed) * size_t(WorldSize()));
+  MPI_Allgather(mine.data(), 2 * kListed, MPI_DOUBLE, all.data(), 2 * kListed, MPI_DOUBLE, MPI_COMM_WORLD);
+  if (WorldRank() != 0 || o_.quiet) return;
+  std::sort(all.begin(), all.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  std::string text;
+  for (int k = 0; k < kListed && all[size_t(k)].first > limit; ++k) {
+    const Patch &p = geometry_.patches[size_t(all[size_t(k)].second)];
+    char sum[32];
+    std::snprintf(sum, sizeof sum, "%.6f", all[size_t(k)].first);
+    text += std::string(text.empty() ? "" : "; ") + "patch " + std::to_string(static_cast<long long>(all[size_t(k)].second)) +
+            " of polygon " + DescribePolygon(p.face) + ": " + sum;
   }
   std::fprintf(stderr,
-               "radiosity: warning: %s: %lld pair(s) of polygons pass through each other, e.g. polygons %s; the "
-               "closed surfaces they belong to are treated as open\n",
-               o_.input.c_str(), static_cast<long long>(x.pairCount), list.c_str());
+               "radiosity: warning: %s: %lld row(s) of F sum above %.6g (no closed scene does), largest: %s; "
+               "look for overlapping, duplicated or interpenetrating polygons there\n",
+               o_.input.c_str(), total, limit, text.c_str());
 }
 
 void FormFactorJob::Run() {
@@ -84,12 +128,13 @@ void FormFactorJob::Run() {
   backend_ = ResolveBackend(MPI_COMM_WORLD, o_.backend);
   {
     ScopedPhase phase(timers_, "scene load");
-    scene_ = LoadScene(o_.input);  // every rank reads it; a bad file fails on every rank alike
+    scene_ = LoadScene(o_.input, SceneLoadOptions{o_.strict});  // every rank reads it; a bad file fails alike
     ReportSceneWarnings(scene_, o_.quiet);
+    meshing_ = ResolveMeshing(scene_, o_.meshing);
   }
-  const long long patchCount = CountPatches(scene_, o_.subdiv);
+  const long long patchCount = CountPatches(scene_, meshing_);
   if (patchCount > std::numeric_limits<int32_t>::max())
-    throw InputError(o_.input + ": --subdiv " + std::to_string(o_.subdiv) + " gives too many patches");
+    throw InputError(o_.input + ": " + meshing_.Describe() + " gives too many patches");
   rows_ = OwnedRows(patchCount, rank, size, distribution_);
   const double bytes = double(rows_.size()) * double(patchCount) * 8;
   if (rank == 0 && !o_.quiet && !threadNote_.empty()) std::fprintf(stderr, "radiosity: note: %s\n", threadNote_.c_str());
@@ -109,7 +154,7 @@ void FormFactorJob::Run() {
     FlatBvh bvh;
     {
       ScopedPhase phase(timers_, "acceleration");
-      geometry_ = BuildFormFactorGeometry(scene_, o_.subdiv);
+      geometry_ = BuildFormFactorGeometry(scene_, meshing_);
       bvh = BuildBvh(SceneTriangles(scene_));
     }
     {
@@ -122,7 +167,7 @@ void FormFactorJob::Run() {
     std::unique_ptr<EmbreeScene> embree;
     {
       ScopedPhase phase(timers_, "acceleration");
-      geometry_ = BuildFormFactorGeometry(scene_, o_.subdiv);
+      geometry_ = BuildFormFactorGeometry(scene_, meshing_);
       embree = std::make_unique<EmbreeScene>(scene_);
     }
     const RowOwners owners{MPI_COMM_WORLD, patchCount, size, distribution_};
@@ -145,6 +190,8 @@ void FormFactorJob::Run() {
   MPI_Allreduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&total, &gtotal, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   closure_ = ClosureStats{gmn, patchCount > 0 ? gtotal / double(patchCount) : 0, gmx};
+  // Exact entries are within --quadrature-tolerance (relative) each; rays are a few percent off.
+  if (!o_.normalizeRows) ReportRowsAboveOne(ff.pair.visibility == VisibilityMethod::kExact ? 1 + 10 * o_.tolerance : 1.05);
 
   long long mine[] = {counters_.pairsExchanging, counters_.pairsRayTraced, counters_.pairsOccluded,
                       counters_.pairsOverCapacity, counters_.pairsAtDepthLimit, counters_.rays,
@@ -181,7 +228,15 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.strings["input"] = o_.input;
   a.strings["distribution"] = DistributionName(distribution_);
   a.strings["precision"] = o_.precision;
-  a.numbers["subdiv"] = o_.subdiv;
+  a.numbers["subdiv"] = meshing_.subdiv;
+  if (meshing_.maxPatchSize > 0) a.numbers["max_patch_size"] = meshing_.maxPatchSize;
+  if (meshing_.patches > 0) a.numbers["patches_requested"] = double(meshing_.patches);
+  a.numbers["input_polygons"] = scene_.polygonCount;
+  a.numbers["polygons_triangulated_nonplanar"] = double(scene_.repairs.nonPlanar.count);
+  a.numbers["polygons_triangulated_concave"] = double(scene_.repairs.concave.count);
+  a.numbers["polygons_skipped_zero_area"] = double(scene_.repairs.zeroArea.count);
+  a.numbers["polygons_skipped_degenerate"] = double(scene_.repairs.degenerate.count);
+  a.numbers["polygons_duplicated_dropped"] = double(scene_.repairs.duplicates.count);
   a.numbers["shadow_rays"] = o_.shadowRays;
   a.numbers["seed"] = double(o_.seed);
   a.numbers["quadrature_tolerance"] = o_.tolerance;
@@ -195,6 +250,7 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.numbers["pairs_over_occluder_capacity"] = double(totals_.pairsOverCapacity);
   a.numbers["pairs_at_cubature_depth_limit"] = double(totals_.pairsAtDepthLimit);
   a.numbers["interpenetrating_polygon_pairs"] = double(geometry_.interpenetrations.pairCount);
+  a.numbers["overlapping_polygon_pairs"] = double(geometry_.interpenetrations.overlapPairCount);
   writer.WriteFormFactors(PatchCount(), rows_, local_, precision_, a);
 }
 

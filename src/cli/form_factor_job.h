@@ -20,7 +20,8 @@ namespace rad {
 
 struct FormFactorJobOptions {
   std::string input;
-  int subdiv = 0;
+  Meshing meshing;
+  bool strict = false;
   // Shadow rays stay the default until the exact kernel's cost is down (README, "Occluded pairs").
   std::string visibility = "exact";
   unsigned shadowRays = 32;
@@ -62,14 +63,18 @@ class FormFactorJob {
   long long PatchCount() const { return (long long)geometry_.patches.size(); }
   PhaseTimers &Timers() { return timers_; }
   ClosureStats Closure() const { return closure_; }
+  const Meshing &UsedMeshing() const { return meshing_; }  // with --patches resolved into a patch size
 
  private:
   void ReportInterpenetrations() const;
+  void ReportRowsAboveOne(double limit) const;
+  std::string DescribePolygon(int face) const;  // "12 (line 40)": input polygon number and its line
 
   FormFactorJobOptions o_;
   Distribution distribution_ = Distribution::kCyclic;
   Precision precision_ = Precision::kDouble;
   Scene scene_;
+  Meshing meshing_;
   FormFactorGeometry geometry_;
   std::vector<long long> rows_;
   std::vector<double> local_;

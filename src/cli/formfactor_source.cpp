@@ -10,7 +10,7 @@
 
 namespace rad {
 
-FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &scene, int subdiv,
+FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &scene, const Meshing &meshing, bool strict,
                                    Distribution distribution) {
   int format = 0;
   OnRankZero(MPI_COMM_WORLD, [&] {
@@ -25,7 +25,8 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &s
     throw InputError(path + ": a " + std::string(MatrixFileFormatName(f)) + " matrix file" +
                      (f == MatrixFileFormat::kRaw ? " (not HDF5, MatrixMarket or PETSc, so read as raw)" : "") +
                      " holds no patches: give --input (and --subdiv) for the scene it was computed for");
-  std::vector<Patch> patches = MakePatches(LoadScene(scene), subdiv);  // every rank; a bad scene fails alike
+  const Scene loaded = LoadScene(scene, SceneLoadOptions{strict});  // every rank; a bad scene fails alike
+  std::vector<Patch> patches = MakePatches(loaded, ResolveMeshing(loaded, meshing));
   FormFactorInput in;
   switch (f) {
     case MatrixFileFormat::kMatrixMarket:

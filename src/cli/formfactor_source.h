@@ -7,12 +7,13 @@
 
 #include "formfactor/distribution.h"
 #include "formfactor_input.h"
+#include "scene/patch.h"
 
 namespace rad {
 
 // Collective (MPI_COMM_WORLD). InputError naming the file for a missing or malformed file, or a non-HDF5 file
 // without `scene`.
-FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &scene, int subdiv,
+FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &scene, const Meshing &meshing, bool strict,
                                    Distribution distribution);
 
 }  // namespace rad

@@ -34,7 +34,8 @@ struct PathTraceCommandOptions {
   int rouletteDepth = 3;
   double rouletteThreshold = 0.1;
   int patchSamples = 64;
-  int subdiv = 0;
+  Meshing meshing;
+  bool strict = false;
   unsigned long long seed = 1;
   double exposure = 0;
   int threads = 0;
@@ -84,14 +85,16 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   if (rank == 0 && !o.quiet && !threadNote.empty()) std::fprintf(stderr, "radiosity: note: %s\n", threadNote.c_str());
 
   Scene scene;
+  Meshing meshing;
   std::vector<Patch> patches;
   {
     ScopedPhase phase(timers, "scene load");
-    scene = LoadScene(o.input);  // every rank reads it; a bad file fails on every rank alike
+    scene = LoadScene(o.input, SceneLoadOptions{o.strict});  // every rank reads it; a bad file fails alike
     ReportSceneWarnings(scene, o.quiet);
-    if (CountPatches(scene, o.subdiv) > std::numeric_limits<int32_t>::max())
-      throw InputError(o.input + ": --subdiv " + std::to_string(o.subdiv) + " gives too many patches");
-    patches = MakePatches(scene, o.subdiv);
+    meshing = ResolveMeshing(scene, o.meshing);
+    if (CountPatches(scene, meshing) > std::numeric_limits<int32_t>::max())
+      throw InputError(o.input + ": " + meshing.Describe() + " gives too many patches");
+    patches = MakePatches(scene, meshing);
   }
   PathTraceSettings settings;
   settings.maxDepth = o.maxDepth;
@@ -140,8 +143,8 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
 
   if (!o.patchEstimates.empty()) {
     if (rank == 0 && !o.quiet)
-      std::fprintf(stderr, "radiosity: pathtrace: patch estimates: %zu patches (subdiv %d) x %d points\n",
-                   patches.size(), o.subdiv, o.patchSamples);
+      std::fprintf(stderr, "radiosity: pathtrace: patch estimates: %zu patches (%s) x %d points\n",
+                   patches.size(), meshing.Describe().c_str(), o.patchSamples);
     RayCounts rays;
     PatchEstimates estimates;
     const double begin = Now();
@@ -163,7 +166,8 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
     group.numbers["max_depth"] = o.maxDepth;
     group.numbers["roulette_depth"] = o.rouletteDepth;
     group.numbers["roulette_threshold"] = o.rouletteThreshold;
-    group.numbers["subdiv"] = o.subdiv;
+    group.numbers["subdiv"] = meshing.subdiv;
+    if (meshing.maxPatchSize > 0) group.numbers["max_patch_size"] = meshing.maxPatchSize;
     group.numbers["seed"] = double(o.seed);
     writer.WritePathTrace(estimates.radiance, estimates.standardError, group);
     writer.Commit();
@@ -206,9 +210,9 @@ CommandRunner AddPathTraceCommand(CLI::App &app) {
                   "(HDF5: /patches, /pathtrace/B, /pathtrace/stderr)");
   cmd->add_option("--patch-samples", o->patchSamples, "Stratified points per patch for --patch-estimates")
       ->capture_default_str()->check(CLI::Range(2, 1 << 24));
-  cmd->add_option("--subdiv", o->subdiv,
-                  "Patches of --patch-estimates: every polygon split into 4^K (as `formfactors --subdiv`)")
-      ->capture_default_str()->check(CLI::Range(0, 10));
+  AddMeshingOptions(*cmd, o->meshing,
+                    "Patches of --patch-estimates: every polygon split into 4^K (as `formfactors --subdiv`)");
+  AddStrictOption(*cmd, o->strict);
   cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");

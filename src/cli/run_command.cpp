@@ -43,7 +43,7 @@ void WriteSummary(const std::string &path, const FormFactorJob &job, const Solve
                   const RunOptions &o, const std::vector<PhaseTimers::Summary> &phases) {
   std::ofstream out(path);
   out << "radiosity run " << RAD_VERSION << "\n";
-  out << "input: " << o.formFactors.input << " (subdiv " << o.formFactors.subdiv << ")\n";
+  out << "input: " << o.formFactors.input << " (" << job.UsedMeshing().Describe() << ")\n";
   out << "patches: " << job.PatchCount() << "\n";
   out << "ranks x threads: " << WorldSize() << " x " << job.Threads() << "\n";
   const ClosureStats c = job.Closure();
@@ -114,7 +114,7 @@ CommandRunner AddRunCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand(
       "run", "The whole job: form factors (kept in memory), distributed solve and image, into one output folder");
   auto o = std::make_shared<RunOptions>();
-  o->formFactors.subdiv = 3;  // a job that ends in an image needs patches smaller than the polygons
+  o->formFactors.meshing.subdiv = 3;  // a job that ends in an image needs patches smaller than the polygons
   AddFormFactorJobOptions(*cmd, o->formFactors, false);
   cmd->add_option("--output-dir", o->outputDir,
                   "Folder for radiosity.h5, image.png, image.exr, timings.json, summary.txt (created if missing)")

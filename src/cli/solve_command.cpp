@@ -15,7 +15,9 @@ namespace {
 
 struct SolveCommandOptions {
   std::string formfactors, input, output, timings, distribution = "cyclic";
-  int subdiv = 0, threads = 0;
+  Meshing meshing;
+  bool strict = false;
+  int threads = 0;
   bool quiet = false;
   std::string backend = "auto";
   SolveStepOptions step;
@@ -35,7 +37,7 @@ int RunSolveCommand(SolveCommandOptions o) {
   FormFactorInput in;
   {
     ScopedPhase phase(timers, "input I/O");
-    in = ReadFormFactorFile(o.formfactors, o.input, o.subdiv, distribution);
+    in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, o.strict, distribution);
   }
   if (WorldRank() == 0 && !o.quiet)
     std::fprintf(stderr, "radiosity: %s (%s): %lld patches, F as %s, %d rank(s) x %d thread(s)\n",
@@ -84,8 +86,8 @@ CommandRunner AddSolveCommand(CLI::App &app) {
       ->required();
   cmd->add_option("--input", o->input,
                   "Scene (OBJ) a raw, MatrixMarket or PETSc matrix was computed for: its patches and materials");
-  cmd->add_option("--subdiv", o->subdiv, "Subdivision that matrix was computed with")->capture_default_str()
-      ->check(CLI::Range(0, 10));
+  AddMeshingOptions(*cmd, o->meshing, "Subdivision that matrix was computed with");
+  AddStrictOption(*cmd, o->strict);
   cmd->add_option("--output", o->output, "HDF5 file to write: /patches and /radiosity (CONTRACTS.md)")->required();
   AddSolveStepOptions(*cmd, o->step);
   cmd->add_option("--distribution", o->distribution, "Rows per rank: cyclic (row i on rank i % P) or block")

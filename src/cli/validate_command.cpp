@@ -141,7 +141,7 @@ int RunValidate(ValidateOptions o) {
   report.cameraHow = how;
   report.width = camera.width;
   report.height = camera.height;
-  const Scene scene = LoadScene(o.formFactors.input);
+  const Scene scene = LoadScene(o.formFactors.input, SceneLoadOptions{o.formFactors.strict});
   VplOptions vplOptions;
   vplOptions.paths = o.vpls;
   // --seed drives all the random numbers: form factors, path tracer, VPLs (the radiosity image keeps `run`'s
@@ -166,8 +166,8 @@ int RunValidate(ValidateOptions o) {
   const Image radiosityImage = RenderSolution(o.render, patches, result.radiance, camera, job.Timers());
   const double renderSeconds = SlowestSince(begin);
   char text[256];
-  std::snprintf(text, sizeof text, "%zu patches (subdiv %d), %s solver (%d iterations), %d spp %s shading",
-                patches.size(), o.formFactors.subdiv, o.solve.solver.c_str(), result.iterations,
+  std::snprintf(text, sizeof text, "%zu patches (%s), %s solver (%d iterations), %d spp %s shading",
+                patches.size(), job.UsedMeshing().Describe().c_str(), o.solve.solver.c_str(), result.iterations,
                 o.render.samplesPerPixel, o.render.shading.c_str());
   report.methods.push_back({"radiosity", text, formFactorSeconds + solveSeconds + renderSeconds,
                             {{"form factors", formFactorSeconds}, {"solve", solveSeconds}, {"render", renderSeconds}}});
@@ -261,7 +261,7 @@ CommandRunner AddValidateCommand(CLI::App &app) {
       "validate", "Radiosity and instant-radiosity images against a path-traced one of the same camera, the path "
                   "tracer's convergence, and an HTML report, in one output folder");
   auto o = std::make_shared<ValidateOptions>();
-  o->formFactors.subdiv = 3;  // as `run`: the radiosity pipeline at its default settings
+  o->formFactors.meshing.subdiv = 3;  // as `run`: the radiosity pipeline at its default settings
   AddFormFactorJobOptions(*cmd, o->formFactors, false);
   cmd->add_option("--output-dir", o->outputDir,
                   "Folder for the images, heat maps, metrics.json, mse_vs_spp.{csv,png} and report.html")

@@ -21,6 +21,7 @@ namespace {
 
 struct VplCommandOptions {
   std::string input, timings;
+  bool strict = false;
   int threads = 0;
   bool quiet = false;
   VplOptions vpl;
@@ -39,7 +40,7 @@ int RunVplCommand(VplCommandOptions o) {
   std::vector<Patch> patches;
   {
     ScopedPhase phase(timers, "input I/O");
-    const Scene scene = LoadScene(o.input);  // every rank; a bad scene fails alike
+    const Scene scene = LoadScene(o.input, SceneLoadOptions{o.strict});  // every rank; a bad scene fails alike
     ReportSceneWarnings(scene, o.quiet);
     patches = MakePatches(scene, 0);
   }
@@ -93,6 +94,7 @@ CommandRunner AddVplCommand(CLI::App &app) {
   auto o = std::make_shared<VplCommandOptions>();
   o->step.samplesPerPixel = 1;  // the help shows this default; each sample is a full VPL image
   cmd->add_option("--input", o->input, "Scene (OBJ + MTL)")->required()->check(CLI::ExistingFile);
+  AddStrictOption(*cmd, o->strict);
   cmd->add_option("--output", o->step.png, "Image to write, by its extension: .png (8-bit sRGB) or .exr (linear float32 RGB)");
   cmd->add_option("--exr", o->step.exr, "Linear HDR image to write (OpenEXR, float32 RGB radiance)");
   AddRenderStepOptions(*cmd, o->step);

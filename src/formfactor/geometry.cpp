@@ -323,9 +323,9 @@ std::vector<bool> EnclosingRoomFaces(const Scene &scene, const std::vector<int> 
   return room;
 }
 
-FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv) {
+FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, const Meshing &meshing) {
   FormFactorGeometry g;
-  g.patches = MakePatches(scene, subdiv);
+  g.patches = MakePatches(scene, meshing);
   g.wholePatches.resize(g.patches.size());
   tbb::parallel_for(size_t(0), g.patches.size(),
                     [&](size_t i) { DescribeWholePatch(PatchPolygon(g.patches[i]), g.wholePatches[i]); });

@@ -80,7 +80,7 @@ struct FormFactorGeometry {
 // Above this many input polygons the face-pair lists (faces^3 work) are replaced by the occluder BVH.
 constexpr int kMaxFacesForFacePairCulling = 256;
 
-FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, int subdiv);
+FormFactorGeometry BuildFormFactorGeometry(const Scene &scene, const Meshing &meshing);
 
 // For each input polygon: whether it belongs to a closed, consistently oriented surface (Occluder::closedSurface).
 // A surface with a polygon in `pierced` (one passing through, or passed through by, another polygon) does not

@@ -62,7 +62,34 @@ bool CrossesPlaneWithin(const std::vector<Vec3> &p, const std::vector<Vec3> &q, 
   return (t1 - t0) * Length(chord) > tolerance;
 }
 
+// The interval a polygon covers along `axis`.
+std::pair<double, double> Extent(const std::vector<Vec3> &p, Vec3 axis) {
+  double lo = Dot(axis, p[0]), hi = lo;
+  for (const Vec3 &c : p) lo = std::min(lo, Dot(axis, c)), hi = std::max(hi, Dot(axis, c));
+  return {lo, hi};
+}
+
 }  // namespace
+
+bool CoplanarOverlap(const std::vector<Vec3> &p, const std::vector<Vec3> &q) {
+  const double tolerance = 1e-9 * std::max(Diameter(p), Diameter(q));
+  const Vec3 np = Normalize(NewellNormal(p.data(), int(p.size())));
+  const Vec3 nq = Normalize(NewellNormal(q.data(), int(q.size())));
+  if (Dot(np, nq) < 1 - 1e-9) return false;
+  for (const Vec3 &c : q)
+    if (std::fabs(Dot(np, c - p[0])) > tolerance) return false;
+  // Separating axes in the plane: the edge normals of both (convex polygons overlap unless one separates them).
+  for (const std::vector<Vec3> *polygon : {&p, &q}) {
+    const std::vector<Vec3> &r = *polygon;
+    for (size_t k = 0; k < r.size(); ++k) {
+      const Vec3 axis = Normalize(Cross(np, r[(k + 1) % r.size()] - r[k]));
+      const auto [pLo, pHi] = Extent(p, axis);
+      const auto [qLo, qHi] = Extent(q, axis);
+      if (std::min(pHi, qHi) - std::max(pLo, qLo) <= tolerance) return false;
+    }
+  }
+  return true;
+}
 
 PolygonContact PolygonsCross(const std::vector<Vec3> &p, const std::vector<Vec3> &q) {
   const double tolerance = 1e-9 * std::max(Diameter(p), Diameter(q));
@@ -84,8 +111,10 @@ Interpenetrations FindInterpenetrations(const Scene &scene, size_t listed) {
     for (const Vec3 &c : f.corners) extent = std::max({extent, std::fabs(c.x), std::fabs(c.y), std::fabs(c.z)});
   const double margin = 1e-6 * extent;  // the BVH's boxes are single precision
 
-  // Per face, the later faces it crosses or meets in a T (each unordered pair once, from its lower face).
+  // Per face, the later faces it crosses or meets in a T (each unordered pair once, from its lower face), and
+  // those it overlaps in its plane.
   std::vector<std::vector<std::pair<int, PolygonContact>>> crossed(static_cast<size_t>(nf));
+  std::vector<std::vector<int>> overlapped(static_cast<size_t>(nf));
   tbb::parallel_for(0, nf, [&](int f) {
     const auto &corners = scene.faces[size_t(f)].corners;
     Vec3 lo = corners[0], hi = corners[0];
@@ -114,8 +143,14 @@ Interpenetrations FindInterpenetrations(const Scene &scene, size_t listed) {
     for (int g : candidates) {
       const PolygonContact contact = PolygonsCross(corners, scene.faces[size_t(g)].corners);
       if (contact != PolygonContact::kNone) crossed[size_t(f)].emplace_back(g, contact);
+      else if (CoplanarOverlap(corners, scene.faces[size_t(g)].corners)) overlapped[size_t(f)].push_back(g);
     }
   });
+  for (int f = 0; f < nf; ++f)
+    for (int g : overlapped[size_t(f)]) {
+      ++out.overlapPairCount;
+      if (out.firstOverlaps.size() < listed) out.firstOverlaps.emplace_back(f, g);
+    }
   for (int f = 0; f < nf; ++f)
     for (const auto &[g, contact] : crossed[size_t(f)]) {
       out.passedThrough[size_t(f)] = out.passedThrough[size_t(g)] = true;

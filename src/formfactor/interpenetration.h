@@ -18,6 +18,11 @@ struct Interpenetrations {
   // Per input polygon: part of a pair that crosses or meets in a T (either may put a patch inside a closed
   // surface: a block sunk into a floor of tiles along the tiles' edges crosses none of them).
   std::vector<bool> passedThrough;
+  // Pairs of polygons in one plane, facing the same way, whose interiors overlap (not just touching along an
+  // edge): a patch there is counted twice, so rows that reach it sum above 1. Back-to-back polygons (a plate's
+  // two sides) face opposite ways and are not counted.
+  int64_t overlapPairCount = 0;
+  std::vector<std::pair<int, int>> firstOverlaps;
 };
 
 enum class PolygonContact {
@@ -26,10 +31,14 @@ enum class PolygonContact {
   kCross,  // one passes through the other's interior (an object sunk into the floor)
 };
 
-// The crossing pairs and the polygons in crossings or tees (PolygonsCross below). Candidates come from a BVH
+// The crossing pairs, the polygons in crossings or tees (PolygonsCross below) and the coplanar overlaps. Candidates come from a BVH
 // over the polygons, so the cost is about O(n log n) for n polygons; the result
 // does not depend on the thread count. Only crossings are reported; tees are common in sound meshes.
 Interpenetrations FindInterpenetrations(const Scene &scene, size_t listed = 5);
+
+// True when two convex planar polygons lie in one plane, face the same way, and their interiors overlap by more
+// than a sliver of 1e-9 of their size.
+bool CoplanarOverlap(const std::vector<Vec3> &p, const std::vector<Vec3> &q);
 
 // How two convex planar polygons meet: one has corners strictly on both sides of the other's plane, and the
 // chord where it meets that plane runs through the other's interior (kCross) or along its boundary (kTee).

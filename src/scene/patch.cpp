@@ -1,5 +1,9 @@
 #include "scene/patch.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 #include "util/error.h"
 
 namespace rad {
@@ -46,19 +50,19 @@ Vec3 Bilinear(const Vec3 *q, double u, double v) {
   return q[0] * ((1 - u) * (1 - v)) + q[1] * (u * (1 - v)) + q[2] * (u * v) + q[3] * ((1 - u) * v);
 }
 
-// Uniform split of a quad into n x n quads in its bilinear parameters. For a planar quad this is exactly
-// the recursive midpoint split (the mean of a sub-quad's corners is the image of its parameter centre).
-void SplitQuad(const Vec3 *q, int n, int face, const Material &m, Vec3 normal, std::vector<Patch> &out) {
-  for (int b = 0; b < n; ++b) {
-    for (int a = 0; a < n; ++a) {
-      const double u0 = double(a) / n, u1 = double(a + 1) / n;
-      const double v0 = double(b) / n, v1 = double(b + 1) / n;
+// Split of a quad into nu x nv quads in its bilinear parameters (u along corners 0 -> 1, v along 0 -> 3). For a
+// planar quad and nu = nv = 2^K this is exactly the recursive midpoint split (the mean of a sub-quad's corners
+// is the image of its parameter centre).
+void SplitQuad(const Vec3 *q, int nu, int nv, int face, const Material &m, Vec3 normal, std::vector<Patch> &out) {
+  for (int b = 0; b < nv; ++b) {
+    for (int a = 0; a < nu; ++a) {
+      const double u0 = double(a) / nu, u1 = double(a + 1) / nu;
+      const double v0 = double(b) / nv, v1 = double(b + 1) / nv;
       const Vec3 c[4] = {Bilinear(q, u0, v0), Bilinear(q, u1, v0), Bilinear(q, u1, v1), Bilinear(q, u0, v1)};
       out.push_back(MakePatch(c, 4, face, m, normal));
     }
   }
 }
-
 // Uniform split of a triangle into n^2 triangles on its barycentric grid (= recursive midpoint split).
 // Orientation is kept: "up" triangles are images of the parent, "down" ones are point reflections of it.
 void SplitTriangle(const Vec3 *t, int n, int face, const Material &m, Vec3 normal, std::vector<Patch> &out) {
@@ -77,37 +81,127 @@ void SplitTriangle(const Vec3 *t, int n, int face, const Material &m, Vec3 norma
   }
 }
 
-}  // namespace
-
-long long CountPatches(const Scene &scene, int subdiv) {
-  const long long perPiece = 1LL << (2 * subdiv);
-  long long total = 0;
-  for (const Face &f : scene.faces) {
-    const int n = int(f.corners.size());
-    total += (n <= 4 ? 1 : n - 2) * perPiece;
-  }
-  return total;
+// Pieces a polygon is split into before subdivision: a quad stays whole, an n-gon is fanned into triangles.
+int PieceCount(const Face &f) {
+  const int n = int(f.corners.size());
+  return n <= 4 ? 1 : n - 2;
 }
 
-std::vector<Patch> MakePatches(const Scene &scene, int subdiv) {
-  if (subdiv < 0 || subdiv > 12) throw InputError("--subdiv must be between 0 and 12");
-  const int n = 1 << subdiv;
-  std::vector<Patch> patches;
-  patches.reserve(size_t(CountPatches(scene, subdiv)));
+// Splits a size-limited edge run needs: the longer of two opposite edges over the limit, rounded up. Sub-quads
+// of a planar convex quad then have edges no longer than the limit (each is a convex combination of the two
+// opposite edges, scaled by 1/n).
+int SplitsFor(double length, double maxSize) {
+  const double n = std::ceil(length / maxSize);
+  return n < 1 ? 1 : (n > 1e6 ? 1000000 : int(n));
+}
+
+struct QuadSplits {
+  int nu, nv;
+};
+
+QuadSplits SplitsOfQuad(const Vec3 *q, const Meshing &m) {
+  if (m.maxPatchSize <= 0) return {1 << m.subdiv, 1 << m.subdiv};
+  return {SplitsFor(std::max(Length(q[1] - q[0]), Length(q[2] - q[3])), m.maxPatchSize),
+          SplitsFor(std::max(Length(q[3] - q[0]), Length(q[2] - q[1])), m.maxPatchSize)};
+}
+
+int SplitsOfTriangle(const Vec3 *t, const Meshing &m) {
+  if (m.maxPatchSize <= 0) return 1 << m.subdiv;
+  return SplitsFor(std::max({Length(t[1] - t[0]), Length(t[2] - t[1]), Length(t[0] - t[2])}), m.maxPatchSize);
+}
+
+// Calls quad(corners, nu, nv) or triangle(corners, n) for every piece of every face, in face order.
+template <typename QuadFn, typename TriangleFn>
+void ForEachPiece(const Scene &scene, const Meshing &m, QuadFn quad, TriangleFn triangle) {
   for (size_t f = 0; f < scene.faces.size(); ++f) {
     const Face &face = scene.faces[f];
-    const Material &m = scene.materials[face.material];
     const int count = int(face.corners.size());
-    const Vec3 normal = Normalize(NewellNormal(face.corners.data(), count));
     if (count == 4) {
-      SplitQuad(face.corners.data(), n, int(f), m, normal, patches);
+      const QuadSplits s = SplitsOfQuad(face.corners.data(), m);
+      quad(f, face.corners.data(), s.nu, s.nv);
     } else {
       for (int k = 1; k + 1 < count; ++k) {
-        const Vec3 tri[3] = {face.corners[0], face.corners[k], face.corners[k + 1]};
-        SplitTriangle(tri, n, int(f), m, normal, patches);
+        const Vec3 tri[3] = {face.corners[0], face.corners[size_t(k)], face.corners[size_t(k) + 1]};
+        triangle(f, tri, SplitsOfTriangle(tri, m));
       }
     }
   }
+}
+
+void CheckMeshing(const Meshing &m) {
+  if (m.subdiv < 0 || m.subdiv > 12) throw InputError("--subdiv must be between 0 and 12");
+  if (!(m.maxPatchSize >= 0) || !std::isfinite(m.maxPatchSize))
+    throw InputError("--max-patch-size must be a positive length");
+}
+
+double LongestEdge(const Scene &scene) {
+  double longest = 0;
+  for (const Face &f : scene.faces)
+    for (size_t k = 0; k < f.corners.size(); ++k)
+      longest = std::max(longest, Length(f.corners[(k + 1) % f.corners.size()] - f.corners[k]));
+  return longest;
+}
+
+}  // namespace
+
+std::string Meshing::Describe() const {
+  if (maxPatchSize <= 0) return "subdiv " + std::to_string(subdiv);
+  char text[64];
+  std::snprintf(text, sizeof text, "max patch size %.6g", maxPatchSize);
+  return text;
+}
+
+long long CountPatches(const Scene &scene, const Meshing &meshing) {
+  CheckMeshing(meshing);
+  long long total = 0;
+  ForEachPiece(scene, meshing, [&](size_t, const Vec3 *, int nu, int nv) { total += (long long)nu * nv; },
+               [&](size_t, const Vec3 *, int n) { total += (long long)n * n; });
+  return total;
+}
+
+Meshing ResolveMeshing(const Scene &scene, const Meshing &meshing) {
+  Meshing m = meshing;
+  if (m.patches < 0) throw InputError("--patches must be positive");
+  if (m.patches == 0) return m;
+  long long pieces = 0;
+  for (const Face &f : scene.faces) pieces += PieceCount(f);
+  if (m.patches < pieces)
+    throw InputError("--patches " + std::to_string(m.patches) + " is fewer than the scene's " +
+                     std::to_string(pieces) + " polygons (after fan-splitting n-gons): every polygon is a patch at least");
+  // The total only grows as the size shrinks: bisect (in log size) for the largest size whose total fits.
+  double hi = LongestEdge(scene) * 1.0000001;  // every polygon one patch
+  double lo = hi;
+  m.subdiv = 0;
+  auto count = [&](double size) {
+    Meshing probe = m;
+    probe.maxPatchSize = size;
+    return CountPatches(scene, probe);
+  };
+  while (count(lo) <= m.patches && lo > hi * 1e-9) lo *= 0.5;
+  for (int iteration = 0; iteration < 64 && hi / lo > 1 + 1e-12; ++iteration) {
+    const double mid = std::sqrt(lo * hi);
+    (count(mid) <= m.patches ? hi : lo) = mid;
+  }
+  m.maxPatchSize = hi;
+  return m;
+}
+
+std::vector<Patch> MakePatches(const Scene &scene, const Meshing &meshing) {
+  std::vector<Patch> patches;
+  patches.reserve(size_t(CountPatches(scene, meshing)));
+  ForEachPiece(
+      scene, meshing,
+      [&](size_t f, const Vec3 *q, int nu, int nv) {
+        const Face &face = scene.faces[f];
+        const Vec3 normal = Normalize(NewellNormal(face.corners.data(), int(face.corners.size())));
+        SplitQuad(q, nu, nv, int(f), scene.materials[size_t(face.material)], normal, patches);
+      },
+      [&](size_t f, const Vec3 *t, int n) {
+        const Face &face = scene.faces[f];
+        const Vec3 normal = Normalize(NewellNormal(face.corners.data(), int(face.corners.size())));
+        SplitTriangle(t, n, int(f), scene.materials[size_t(face.material)], normal, patches);
+      });
+  for (Patch &p : patches) p.polygon = scene.faces[size_t(p.face)].polygon;
   return patches;
 }
 

@@ -1,6 +1,7 @@
 // Patches: the elements of the radiosity system, made by splitting every input polygon 4^K times.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "scene/scene.h"
@@ -14,7 +15,8 @@ struct Patch {
   Vec3 centroid;
   Vec3 normal;          // unit, front side
   double area = 0;
-  int face = -1;        // index of the input polygon it came from
+  int face = -1;        // index into Scene::faces of the planar convex polygon it came from
+  int polygon = -1;     // number of the input polygon (order of `f` lines), as written to /patches/face
   Vec3 reflectance;
   Vec3 emission;
 };
@@ -22,12 +24,29 @@ struct Patch {
 // Newell's normal (not normalised: its length is twice the polygon's area). Robust for any planar polygon.
 Vec3 NewellNormal(const Vec3 *corners, int count);
 
-// Splits every face into 4^subdiv patches: quads into 4 quads at edge midpoints and centre, triangles into
-// 4 triangles at edge midpoints. n-gons (n > 4) are first fan-split into n-2 triangles from their first
-// corner. Patches of one face are consecutive; the order is deterministic.
-std::vector<Patch> MakePatches(const Scene &scene, int subdiv);
+// How polygons become patches: either every polygon into 4^subdiv (a quad into n x n quads, a triangle into
+// n^2 triangles, n = 2^subdiv), or each by its own extent so that no patch edge is longer than maxPatchSize
+// (a quad into na x nb quads, na and nb from its two pairs of opposite edges; a triangle into n^2 triangles,
+// n from its longest edge), which gives a scene of mixed scales patches of one size. `patches` asks for a
+// total instead; ResolveMeshing turns it into the maxPatchSize that gives it.
+struct Meshing {
+  int subdiv = 0;
+  double maxPatchSize = 0;  // > 0: by size (subdiv is then 0)
+  long long patches = 0;    // > 0: an approximate total, resolved into maxPatchSize
+  Meshing(int subdivision = 0) : subdiv(subdivision) {}  // NOLINT: a plain level converts, as before
+  std::string Describe() const;                           // "subdiv 3" or "max patch size 0.25"
+};
+
+// `meshing` with `patches` turned into the smallest maxPatchSize whose total is at most `patches` (the totals
+// of neighbouring sizes differ by a few polygons' splits, so the total is close to it). Throws InputError for
+// a negative or impossible request (fewer patches than the scene has pieces).
+Meshing ResolveMeshing(const Scene &scene, const Meshing &meshing);
+
+// Splits every face as `meshing` says (n-gons, n > 4, are first fan-split into n-2 triangles from their first
+// corner). Patches of one face are consecutive; the order is deterministic.
+std::vector<Patch> MakePatches(const Scene &scene, const Meshing &meshing);
 
 // Number of patches MakePatches would produce, without making them.
-long long CountPatches(const Scene &scene, int subdiv);
+long long CountPatches(const Scene &scene, const Meshing &meshing);
 
 }  // namespace rad

@@ -356,6 +356,27 @@ class TestPhysics(CliTestCase):
             self.assertAlmostEqual(value / exact, 1.0, delta=1e-4,
                                    msg="%s: F(face %d -> face %d) = %.10f" % (mesh, a, b, value))
 
+    def test_patches_by_count_split_by_size(self):
+        """--patches 50 on the unit cube: the finest size within 50 is 0.5 (6 x 2 x 2 = 24; 0.34 would give
+        54), every patch a 0.5 square, rows closed; --max-patch-size 0.5 gives the same file's F."""
+        by_count = self.path("count.h5")
+        self.rad_ok(["formfactors", "--input", os.path.join(TEST_MESHES, "unit_cube.obj"), "--patches", "50",
+                     "--output", by_count, "--quiet"])
+        out = self.path("size.h5")
+        self.rad_ok(["formfactors", "--input", os.path.join(TEST_MESHES, "unit_cube.obj"), "--max-patch-size", "0.5",
+                     "--output", out, "--quiet"])
+        with h5py.File(by_count, "r") as a, h5py.File(out, "r") as b:
+            self.assertEqual(a["patches/area"].shape, (24,))
+            np.testing.assert_allclose(a["patches/area"][...], 0.25, rtol=1e-14)
+            self.assertAlmostEqual(float(a["formfactors/F"].attrs["max_patch_size"]), 0.5, places=9)
+            self.assertEqual(attr_int(a["formfactors/F"].attrs["patches_requested"]), 50)
+            np.testing.assert_allclose(a["formfactors/F"][...].sum(axis=1), 1, atol=1e-6)
+            self.assertTrue(np.array_equal(a["formfactors/F"][...], b["formfactors/F"][...]))
+        # --subdiv with either is refused.
+        proc = run(["formfactors", "--input", os.path.join(TEST_MESHES, "unit_cube.obj"), "--subdiv", "1",
+                    "--patches", "50", "--output", self.path("x.h5")], None, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+
     def test_parallel_squares_howell_c11(self):
         self.assert_both_ways("parallel_squares.obj", "par", F_PARALLEL_SQUARES)
 
@@ -429,6 +450,28 @@ class TestExactVisibility(CliTestCase):
             self.assertEqual(attr_int(f["formfactors/F"].attrs["interpenetrating_polygon_pairs"]), 4)
         quiet = self.rad_ok(["formfactors", "--input", path, "--output", out, "--quiet"])
         self.assertNotIn("pass through", quiet.stderr)
+
+    def test_overlapping_faces_and_rows_above_one_are_reported(self):
+        # The unit cube (lines 9-14) with the floor's half x < 0.5 written again over it (line 19): light reaching
+        # the floor there is counted twice. Both warnings name the polygons; the file carries the count.
+        path = self.path("overlap.obj")
+        with open(path, "w") as fh:
+            fh.write("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
+                     "f 1 2 3 4\nf 5 8 7 6\nf 1 4 8 5\nf 2 6 7 3\nf 1 5 6 2\nf 4 3 7 8\n"
+                     "v 0 0 0\nv 0.5 0 0\nv 0.5 1 0\nv 0 1 0\nf 9 10 11 12\n")
+        out = self.path("overlap.h5")
+        proc = self.rad_ok(["formfactors", "--input", path, "--output", out])
+        self.assertIn("1 pair(s) of polygons overlap in one plane facing the same way, e.g. polygons 0 (line 9) "
+                      "and 6 (line 19)", proc.stderr)
+        self.assertRegex(proc.stderr, r"row\(s\) of F sum above 1\.0001 \(no closed scene does\), largest: patch \d+ "
+                                      r"of polygon \d \(line \d+\): 1\.")
+        with h5py.File(out, "r") as f:
+            self.assertEqual(attr_int(f["formfactors/F"].attrs["overlapping_polygon_pairs"]), 1)
+            self.assertGreater(f["formfactors/F"][...].sum(axis=1).max(), 1.1)
+        # The closed cube alone says neither.
+        clean = self.rad_ok(["formfactors", "--input", os.path.join(TEST_MESHES, "unit_cube.obj"), "--output", out])
+        self.assertNotIn("overlap", clean.stderr)
+        self.assertNotIn("sum above", clean.stderr)
 
     def write_tiled_cube(self, path, n, soup):
         """The unit cube, each wall n x n squares facing in; `soup`: every quad with its own corners."""
@@ -523,7 +566,8 @@ class TestBadInput(CliTestCase):
                 with self.subTest(scene=name, ranks=ranks or 1):
                     out_dir = self.path("%s.%d" % (name, ranks or 1))
                     os.mkdir(out_dir)
-                    self.expect_usage_error(["formfactors", "--input", obj,
+                    # --strict: the polygons that would be mended (non-planar, concave, zero-area) are refused.
+                    self.expect_usage_error(["formfactors", "--strict", "--input", obj,
                                              "--output", os.path.join(out_dir, "OUT.h5"),
                                              "--raw", os.path.join(out_dir, "OUT.raw")],
                                             ranks=ranks, names=names, out_dir=out_dir)
@@ -532,10 +576,33 @@ class TestBadInput(CliTestCase):
         name = "zero_area.obj"
         out_dir = self.path("out")
         os.mkdir(out_dir)
-        self.expect_usage_error(["formfactors", "--input", os.path.join(BAD_MESHES, name),
+        self.expect_usage_error(["formfactors", "--strict", "--input", os.path.join(BAD_MESHES, name),
                                  "--output", os.path.join(out_dir, "OUT.h5"),
                                  "--raw", os.path.join(out_dir, "OUT.raw")],
                                 ranks=1, names=[name], out_dir=out_dir)
+
+    def test_published_polygons_are_mended_without_strict(self):
+        """Without --strict the polygons --strict refuses are mended: one warning line naming file and line,
+        the counts in /formfactors/F's attributes, /patches/face numbering the input polygons."""
+        cases = {"nonplanar_quad.obj": ("non-planar polygon triangulated (line 10)", 2, [0, 0],
+                                        "polygons_triangulated_nonplanar", 1),
+                 "nonconvex_quad.obj": ("concave polygon triangulated (line 10)", 2, [0, 0],
+                                        "polygons_triangulated_concave", 1),
+                 "zero_area.obj": ("zero-area polygon skipped (line 12)", 1, [0], "polygons_skipped_zero_area", 2)}
+        for name, (warning, patches, faces, attribute, polygons) in cases.items():
+            with self.subTest(scene=name):
+                out = self.path(name + ".h5")
+                proc = run(["formfactors", "--input", os.path.join(BAD_MESHES, name), "--output", out], None,
+                           cwd=self.tmp)
+                self.assertEqual(proc.returncode, 0, describe(proc))
+                warnings = [l for l in proc.stderr.splitlines() if "warning:" in l]
+                self.assertEqual(len(warnings), 1, describe(proc))
+                self.assertIn(name + ": 1 " + warning, warnings[0])
+                with h5py.File(out, "r") as f:
+                    self.assertEqual(list(f["patches/face"][...]), faces)
+                    self.assertEqual(f["patches/area"].shape, (patches,))
+                    self.assertEqual(attr_int(f["formfactors/F"].attrs[attribute]), 1)
+                    self.assertEqual(attr_int(f["formfactors/F"].attrs["input_polygons"]), polygons)
 
     def test_missing_input(self):
         out = self.path("out")
