@@ -738,6 +738,7 @@ Scene LoadScene(const std::string &objPath, const SceneLoadOptions &options) {
   scene.polygonCount = static_cast<int>(scene.faces.size());
   scene.repairs = RepairPolygons(&scene, options.strict);
   for (const std::string &line : scene.repairs.Summary(objPath)) scene.warnings.push_back(line);
+  AddSurfaceRoles(&scene);
   if (scene.faces.empty()) Fail(objPath, 0, "no usable faces (every one of its " + std::to_string(scene.polygonCount) +
                                          " polygons is zero-area or degenerate)");
   return scene;

@@ -243,6 +243,81 @@ TEST(PolygonRepair, OverlappingCoplanarFacesAreFoundButNotTouchingOrBackToBackOn
   EXPECT_EQ(FindInterpenetrations(test::UnitCube()).overlapPairCount, 0);
 }
 
+// ---- Surface roles ------------------------------------------------------------------------------------------
+
+// Unit squares: A at z = 0 facing up, B at z = 1 facing down, and a unit plate at z = 0.5 between them of the
+// material `plate` (materials[1]).
+Scene PlateBetweenSquares(Material plate) {
+  Scene s = test::SceneOf({test::RectZ(0, 1, 0, 1, 0, true), test::RectZ(0, 1, 0, 1, 1, false),
+                           test::RectZ(0, 1, 0, 1, 0.5, true)});
+  s.materials.push_back(plate);
+  s.faces[2].material = 1;
+  for (size_t f = 0; f < s.faces.size(); ++f) s.faces[f].polygon = int(f);
+  return s;
+}
+
+TEST(SurfaceRoles, TwoSidedPlateRadiatesFromBothSidesAsHowellSays) {
+  Material plate;
+  plate.twoSided = true;
+  Scene s = PlateBetweenSquares(plate);
+  EXPECT_EQ(AddSurfaceRoles(&s), 1);
+  ASSERT_EQ(s.faces.size(), 4u);
+  EXPECT_EQ(s.faces[3].polygon, 2);  // the back side keeps the plate's number
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
+  ASSERT_EQ(g.patches.size(), 4u);
+  EXPECT_GT(g.patches[2].normal.z, 0);
+  EXPECT_LT(g.patches[3].normal.z, 0);
+  const std::vector<double> F = AllRows(s, g);
+  const double half = test::ParallelRectFF(0, 1, 0, 1, 0, 0, 1, 0, 1, 0.5);  // Howell C-11 at distance 0.5
+  auto f = [&](int i, int j) { return F[size_t(i) * 4 + size_t(j)]; };
+  EXPECT_NEAR(f(0, 3), half, 1e-6 * half);  // A sees the plate's lower side (its back side, facing down)
+  EXPECT_NEAR(f(1, 2), half, 1e-6 * half);  // B sees its upper side
+  EXPECT_NEAR(f(2, 1), half, 1e-6 * half);
+  EXPECT_NEAR(f(3, 0), half, 1e-6 * half);
+  EXPECT_EQ(f(0, 1), 0);  // the plate blocks A from B entirely
+  EXPECT_EQ(f(0, 2), 0);  // and A never sees its upper side
+  EXPECT_EQ(f(2, 3), 0);  // nor does one side see the other
+}
+
+TEST(SurfaceRoles, TwoSidedPlateInAClosedBoxClosesEveryRow) {
+  Material plate;
+  plate.twoSided = true;
+  Scene s = test::UnitCube();
+  s.materials.push_back(plate);
+  s.faces.push_back(test::SceneOf({test::RectZ(0.25, 0.75, 0.3, 0.7, 0.4, true)}).faces[0]);
+  s.faces.back().material = 1;
+  AddSurfaceRoles(&s);
+  ASSERT_EQ(s.faces.size(), 8u);
+  ExpectClosedRows(s, 1e-6);
+}
+
+TEST(SurfaceRoles, ObstructionBlocksLikeTheSameSquareButHasNoRowOrColumn) {
+  // The corner obstruction of tests/occluded_test.cpp: a 0.5 x 0.5 square over one corner, halfway between.
+  auto scene = [](bool obstruction) {
+    Scene s = test::SceneOf({test::RectZ(0, 1, 0, 1, 0, true), test::RectZ(0, 1, 0, 1, 1, false),
+                             test::RectZ(0, 0.5, 0, 0.5, 0.5, true)});
+    Material m;
+    m.obstruction = obstruction;
+    m.reflectance = Vec3(0.3, 0.3, 0.3);
+    s.materials.push_back(m);
+    s.faces[2].material = 1;
+    AddSurfaceRoles(&s);
+    return s;
+  };
+  const Scene blocked = scene(true), plain = scene(false);
+  EXPECT_EQ(blocked.materials[1].reflectance.x, 0);  // black: what reaches it is absorbed, as F says
+  const FormFactorGeometry gb = BuildFormFactorGeometry(blocked, 0), gp = BuildFormFactorGeometry(plain, 0);
+  ASSERT_EQ(gb.patches.size(), 2u);
+  ASSERT_EQ(gp.patches.size(), 3u);
+  const std::vector<double> Fb = AllRows(blocked, gb), Fp = AllRows(plain, gp);
+  EXPECT_EQ(Fb[0 * 2 + 1], Fp[0 * 3 + 1]);  // the same bits as the square in the scene
+  EXPECT_EQ(Fb[1 * 2 + 0], Fp[1 * 3 + 0]);
+  EXPECT_NEAR(Fb[1] / 0.1498686718 - 1, 0, 1e-6);  // the published exact value
+  Scene onlyBlocker = test::SceneOf({test::RectZ(0, 1, 0, 1, 0, true)});
+  onlyBlocker.materials[0].obstruction = true;
+  EXPECT_THROW(ResolveMeshing(onlyBlocker, Meshing(0)), InputError);
+}
+
 // ---- Meshing by size -------------------------------------------------------------------------------------
 
 double LongestPatchEdge(const Patch &p) {

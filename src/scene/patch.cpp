@@ -111,10 +111,12 @@ int SplitsOfTriangle(const Vec3 *t, const Meshing &m) {
 }
 
 // Calls quad(corners, nu, nv) or triangle(corners, n) for every piece of every face, in face order.
+// Faces of an obstruction make no patches: they only occlude.
 template <typename QuadFn, typename TriangleFn>
 void ForEachPiece(const Scene &scene, const Meshing &m, QuadFn quad, TriangleFn triangle) {
   for (size_t f = 0; f < scene.faces.size(); ++f) {
     const Face &face = scene.faces[f];
+    if (scene.materials[size_t(face.material)].obstruction) continue;
     const int count = int(face.corners.size());
     if (count == 4) {
       const QuadSplits s = SplitsOfQuad(face.corners.data(), m);
@@ -161,10 +163,13 @@ long long CountPatches(const Scene &scene, const Meshing &meshing) {
 
 Meshing ResolveMeshing(const Scene &scene, const Meshing &meshing) {
   Meshing m = meshing;
+  bool anyPatch = false;
+  for (const Face &f : scene.faces) anyPatch = anyPatch || !scene.materials[size_t(f.material)].obstruction;
+  if (!anyPatch) throw InputError(scene.path + ": no patches: every polygon is an obstruction");
   if (m.patches < 0) throw InputError("--patches must be positive");
   if (m.patches == 0) return m;
   long long pieces = 0;
-  for (const Face &f : scene.faces) pieces += PieceCount(f);
+  for (const Face &f : scene.faces) pieces += scene.materials[size_t(f.material)].obstruction ? 0 : PieceCount(f);
   if (m.patches < pieces)
     throw InputError("--patches " + std::to_string(m.patches) + " is fewer than the scene's " +
                      std::to_string(pieces) + " polygons (after fan-splitting n-gons): every polygon is a patch at least");

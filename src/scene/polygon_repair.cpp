@@ -244,6 +244,24 @@ bool TriangulatePolygon(const std::vector<Vec3> &corners, Vec3 normal, std::vect
   return !triangles->empty();
 }
 
+long long AddSurfaceRoles(Scene *scene) {
+  for (Material &m : scene->materials)
+    if (m.obstruction) m.reflectance = Vec3(0, 0, 0), m.emission = Vec3(0, 0, 0);
+  long long added = 0;
+  std::vector<Face> out;
+  out.reserve(scene->faces.size());
+  for (Face &face : scene->faces) {
+    const bool twoSided = scene->materials[size_t(face.material)].twoSided;
+    out.push_back(face);
+    if (!twoSided) continue;
+    std::reverse(face.corners.begin(), face.corners.end());
+    out.push_back(std::move(face));
+    ++added;
+  }
+  if (added > 0) scene->faces = std::move(out);
+  return added;
+}
+
 std::vector<std::string> PolygonRepairs::Summary(const std::string &file) const {
   std::vector<std::string> lines;
   auto add = [&](const PolygonRepairCount &c, const std::string &what, const std::string &done) {

@@ -45,6 +45,13 @@ struct PolygonRepairs {
 // With `strict`, the first polygon that would need mending is an InputError instead.
 PolygonRepairs RepairPolygons(Scene *scene, bool strict);
 
+// Surface roles: every face of a `twoSided` material gets its back side, the same polygon in reverse order,
+// right after it (the two are back to back, each with its own patches; both keep the polygon's number and line);
+// an `obstruction` material is made black (Kd 0, Ke 0: it absorbs what reaches it, as F, which has no column
+// for it, says) and its faces make no patches (MakePatches skips them) while they still occlude.
+// Returns the number of back sides added.
+long long AddSurfaceRoles(Scene *scene);
+
 // Splits a simple polygon (corners counter-clockwise about `normal`, planar or nearly) into triangles of the
 // same winding by ear clipping in its plane; a quad is split along the diagonal that gives the better pair of
 // triangles. Returns false if the outline, seen along `normal`, is not simple.

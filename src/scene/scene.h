@@ -13,6 +13,10 @@ struct Material {
   std::string name;
   Vec3 reflectance{0.5, 0.5, 0.5};  // Kd, each channel in [0,1] (1 with a warning: it absorbs nothing)
   Vec3 emission{0, 0, 0};           // Ke, emitted radiance, >= 0
+  // Surface roles of thermal practice (AddSurfaceRoles): a thin plate radiating from both sides, or a surface
+  // that only blocks light (no patches, no row or column in F; black to the path tracer).
+  bool twoSided = false;
+  bool obstruction = false;
 };
 
 // One planar convex polygon, vertices counter-clockwise seen from the front side: an input polygon as written,
