@@ -79,7 +79,8 @@ void ReadRows(MPI_Comm comm, hid_t dset, long long n, const std::vector<long lon
 
 }  // namespace
 
-FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution) {
+FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution,
+                                    const BeforeReadingRows &beforeReading) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -122,6 +123,7 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
   storedAsFloat = flags[0];
   sparse = flags[1];
   BroadcastString(comm, in.scene);
+  if (beforeReading) beforeReading(RowsToRead{in.PatchCount(), storedAsFloat != 0, sparse != 0});
 
   const long long n = in.PatchCount();
   in.rows = OwnedRows(n, rank, size, distribution);

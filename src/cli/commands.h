@@ -35,6 +35,20 @@ int DefaultThreadsPerRank(int requested, std::string *note = nullptr);
 void AgreeOrThrow(bool ok, const std::string &message);
 // Checks on rank 0 that `path`'s folder exists, so that every rank fails early and alike if it does not.
 void CheckOutputPath(const std::string &option, const std::string &path);
+// The --output-dir of `run` and `validate`: made on rank 0 (with its parents) when missing, InputError on every
+// rank if it cannot be. A folder made here is removed again when the object goes out of scope and the folder
+// is still empty: a job refused before writing anything (bad scene, not enough memory) leaves nothing behind.
+class OutputFolder {
+ public:
+  explicit OutputFolder(const std::string &dir);
+  ~OutputFolder();
+  OutputFolder(const OutputFolder &) = delete;
+  OutputFolder &operator=(const OutputFolder &) = delete;
+
+ private:
+  std::string dir_;
+  bool made_ = false;  // rank 0 only
+};
 // Prints the scene's warnings (Scene::warnings) once, from rank 0, unless `quiet`.
 void ReportSceneWarnings(const Scene &scene, bool quiet);
 // CheckOutputPath for an image, and its extension first (ImageFormatOf: .png or .exr); `exrOnly` for --exr,
