@@ -7,6 +7,7 @@
 
 #include "radiosity_file.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 #include "util/mpi_check.h"
 
 namespace rad {
@@ -94,10 +95,11 @@ void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const s
 
 std::vector<double> ReadRawMatrixRows(MPI_Comm comm, const std::string &path, long long n,
                                       const std::vector<long long> &rows) {
+  std::vector<double> local;
+  AllocateOnEveryRank(comm, "the rank's rows of F", [&] { local.resize(rows.size() * size_t(n)); });
   MPI_File fh;
   if (MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
     throw InputError(path + ": cannot open the raw matrix file");
-  std::vector<double> local(rows.size() * size_t(n));
   ForEachRowBlock(comm, fh, n, rows, [&](long long begin, long long count, MPI_Datatype rowType) {
     double *data = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
     RAD_MPI(MPI_File_read_at_all(fh, 0, data, int(count), rowType, MPI_STATUS_IGNORE));

@@ -373,8 +373,9 @@ void AllocateOnEveryRank(MPI_Comm comm, const std::string &what, const std::func
   MPI_Comm_rank(comm, &rank);
   AgreeOrThrow(comm, ok,
                "out of memory on rank " + std::to_string(rank) + " allocating " + what +
-                   " (the memory check passed: other processes may have taken memory since); use more ranks, "
-                   "--precision float or fewer patches, or give each rank more memory");
+                   " after the memory check passed (a --memory-limit above what the rank can have, or memory "
+                   "taken by other processes since); use more ranks, --precision float or fewer patches, or give "
+                   "each rank more memory");
 }
 
 void AbortOutOfMemory() {

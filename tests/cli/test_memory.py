@@ -164,6 +164,50 @@ class TestTooLittleMemory(MemoryTestCase):
                 self.assertEqual(os.listdir(out_dir), [])
 
 
+def memory_and_swap_bytes():
+    """MemTotal + SwapTotal of this machine, or None where /proc/meminfo cannot be read."""
+    try:
+        with open("/proc/meminfo") as fh:
+            fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        return sum(int(fields[k].split()[0]) * 1024 for k in ("MemTotal", "SwapTotal"))
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+class TestAllocationFailure(MemoryTestCase):
+    def test_an_allocation_that_fails_after_the_check_is_one_line_and_exit_2(self):
+        # --memory-limit 1P lets the check pass; the rows then cannot be had. Only where the kernel refuses an
+        # allocation larger than memory and swap (vm.overcommit_memory 0 or 2): with 1 it would grant it, and
+        # filling it would bring the OOM killer instead.
+        try:
+            with open("/proc/sys/vm/overcommit_memory") as fh:
+                mode = int(fh.read())
+        except (OSError, ValueError):
+            self.skipTest("/proc/sys/vm/overcommit_memory unreadable")
+        if mode == 1:
+            self.skipTest("vm.overcommit_memory is 1: an allocation larger than memory would be granted")
+        total = memory_and_swap_bytes()
+        if total is None:
+            self.skipTest("/proc/meminfo unreadable")
+        for ranks in (None, 2):
+            with self.subTest(ranks=ranks or 1):
+                # The coarsest --subdiv whose rows on one rank are twice memory and swap.
+                subdiv = next((k for k in range(5, 10) if (17 * 4 ** k) ** 2 * 8 // (ranks or 1) > 2 * total), None)
+                if subdiv is None:
+                    self.skipTest("this machine has more memory than --subdiv 9 of the Cornell box needs")
+                out_dir = self.path("oom%d" % (ranks or 1))
+                os.mkdir(out_dir)
+                proc, _ = timed_run(["formfactors", "--input", CORNELL_BOX, "--subdiv", str(subdiv), "--output",
+                                     os.path.join(out_dir, "F.h5"), "--memory-limit", "1P", "--quiet"], ranks,
+                                    self.tmp)
+                self.assertEqual(proc.returncode, 2, describe(proc))
+                lines = program_stderr_lines(proc.stderr)
+                self.assertEqual(len(lines), 1, "expected exactly one line on stderr:" + describe(proc))
+                self.assertRegex(lines[0], r"^radiosity: error: out of memory on rank \d+ allocating the rank's rows")
+                self.assertNotIn("bad_alloc", proc.stderr)
+                self.assertEqual(os.listdir(out_dir), [], describe(proc))
+
+
 class TestJustEnoughMemory(MemoryTestCase):
     def test_the_bytes_needed_are_enough_and_one_less_is_not(self):
         # The need the refusal names is the exact boundary, at 1 and 2 ranks, for formfactors and run.
