@@ -2,7 +2,11 @@
 // the per-rank model against the pair exchange's real buffer, what would fit, and the collective check.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <new>
 #include <string>
 
@@ -92,6 +96,68 @@ TEST(MemoryBudget, FindsThisProcesssMemoryCgroup) {
   EXPECT_TRUE(v2);
   EXPECT_EQ(MemoryCgroupPath("", v2), "");
   EXPECT_FALSE(v2);
+}
+
+// A folder laid out like /proc and /sys for ReadNodeMemory, removed afterwards.
+struct FakeRoot {
+  std::filesystem::path root;
+  FakeRoot() {
+    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+    root = std::filesystem::temp_directory_path() /
+           ("rad_" + std::to_string(getpid()) + "_" + info->name() + "_root");
+    std::filesystem::remove_all(root);
+  }
+  ~FakeRoot() { std::filesystem::remove_all(root); }
+  void Write(const std::string &path, const std::string &text) const {
+    const std::filesystem::path p = root / std::filesystem::path(path).relative_path();
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+};
+
+TEST(MemoryBudget, NodeMemoryIsTheLeastRoomOfMemAvailableAndEveryCgroupAbove) {
+  {  // cgroup v2, as Slurm lays it out: the job's limit on a parent of the step's cgroup.
+    FakeRoot f;
+    f.Write("/proc/meminfo", "MemTotal: 100000 kB\nMemAvailable: 50000 kB\n");
+    f.Write("/proc/self/cgroup", "0::/system.slice/slurmstepd.scope/job_5/step_0/user/task_0\n");
+    f.Write("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu memory\n");
+    const std::string job = "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_5";
+    f.Write(job + "/memory.max", "1000000\n");
+    f.Write(job + "/memory.current", "400000\n");
+    f.Write(job + "/memory.stat", "anon 300000\ninactive_file 100000\n");
+    f.Write(job + "/step_0/memory.max", "max\n");
+    f.Write(job + "/step_0/memory.current", "300000\n");
+    f.Write(job + "/step_0/user/task_0/memory.max", "max\n");
+    f.Write(job + "/step_0/user/task_0/memory.current", "300000\n");
+    const NodeMemory m = ReadNodeMemory(f.root.string());
+    EXPECT_EQ(m.bytes, 1000000.0 - (400000 - 100000));
+    EXPECT_EQ(m.source, "the memory cgroup's limit less its usage");
+    // MemAvailable is less than a larger limit leaves.
+    f.Write(job + "/memory.max", "900000000\n");
+    const NodeMemory wide = ReadNodeMemory(f.root.string());
+    EXPECT_EQ(wide.bytes, 50000.0 * 1024);
+    EXPECT_EQ(wide.source, "MemAvailable");
+  }
+  {  // cgroup v1 next to a v2 hierarchy without the memory controller; a namespace whose path is not mounted.
+    FakeRoot f;
+    f.Write("/proc/meminfo", "MemAvailable: 50000 kB\n");
+    f.Write("/proc/self/cgroup", "4:memory:/slurm/uid_0/job_7\n0::/\n");
+    f.Write("/sys/fs/cgroup/memory/slurm/uid_0/job_7/memory.limit_in_bytes", "2000000\n");
+    f.Write("/sys/fs/cgroup/memory/slurm/uid_0/job_7/memory.usage_in_bytes", "500000\n");
+    f.Write("/sys/fs/cgroup/memory/slurm/uid_0/job_7/memory.stat", "total_inactive_file 200000\n");
+    f.Write("/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+    f.Write("/sys/fs/cgroup/memory/memory.usage_in_bytes", "5000000\n");
+    EXPECT_EQ(ReadNodeMemory(f.root.string()).bytes, 2000000.0 - 300000);
+    f.Write("/proc/self/cgroup", "4:memory:/not/mounted/here\n");
+    f.Write("/sys/fs/cgroup/memory/memory.limit_in_bytes", "3000000\n");
+    f.Write("/sys/fs/cgroup/memory/memory.usage_in_bytes", "1000000\n");
+    EXPECT_EQ(ReadNodeMemory(f.root.string()).bytes, 2000000.0);
+  }
+  {  // No cgroup at all: MemAvailable.
+    FakeRoot f;
+    f.Write("/proc/meminfo", "MemAvailable: 12 kB\n");
+    EXPECT_EQ(ReadNodeMemory(f.root.string()).bytes, 12.0 * 1024);
+  }
 }
 
 TEST(MemoryBudget, ThisNodeHasAvailableMemory) {

@@ -74,7 +74,8 @@ OutputFolder::OutputFolder(const std::string &dir) : dir_(dir) {
     std::error_code ec;
     made_ = !std::filesystem::exists(dir, ec);
     std::filesystem::create_directories(dir, ec);
-    if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir + ": cannot create the output folder (--output-dir)");
+    if (!std::filesystem::is_directory(dir, ec))
+      throw InputError(dir + ": cannot create the output folder (--output-dir)");
   });
 }
 

@@ -166,9 +166,11 @@ std::string MemoryCgroupPath(const std::string &procSelfCgroup, bool &v2) {
   return unified;
 }
 
-NodeMemory ReadNodeMemory() {
+NodeMemory ReadNodeMemory(const std::string &root) {
+  namespace fs = std::filesystem;
+  const auto at = [&](const std::string &path) { return root + path; };
   NodeMemory node;
-  if (const std::optional<double> available = MemAvailableBytes(ReadText("/proc/meminfo"))) {
+  if (const std::optional<double> available = MemAvailableBytes(ReadText(at("/proc/meminfo")))) {
     node.bytes = *available;
     node.source = "MemAvailable";
   } else {
@@ -176,14 +178,16 @@ NodeMemory ReadNodeMemory() {
     node.source = "free pages";
   }
   bool v2 = false;
-  const std::string path = MemoryCgroupPath(ReadText("/proc/self/cgroup"), v2);
+  const std::string path = MemoryCgroupPath(ReadText(at("/proc/self/cgroup")), v2);
   if (path.empty()) return node;
-  namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path mount = !v2                                             ? fs::path("/sys/fs/cgroup/memory")
-                         : fs::exists("/sys/fs/cgroup/cgroup.controllers", ec) ? fs::path("/sys/fs/cgroup")
-                                                                         : fs::path("/sys/fs/cgroup/unified");
-  fs::path dir = mount / fs::path(path).relative_path();
+  fs::path mount = at("/sys/fs/cgroup/memory");
+  if (v2) {  // the unified hierarchy: mounted alone, or under "unified" next to v1's controllers
+    mount = at("/sys/fs/cgroup");
+    if (!fs::exists(mount / "cgroup.controllers", ec)) mount /= "unified";
+  }
+  const fs::path relative = fs::path(path).relative_path();
+  fs::path dir = relative.empty() ? mount : mount / relative;
   if (!fs::is_directory(dir, ec)) dir = mount;  // a cgroup namespace: this process's cgroup is the mount's root
   // Every cgroup from this process's up to the root limits it: the least room among them counts.
   for (;;) {
@@ -197,9 +201,8 @@ NodeMemory ReadNodeMemory() {
       node.bytes = *room;
       node.source = "the memory cgroup's limit less its usage";
     }
-    if (dir == mount || !dir.has_parent_path() || dir.parent_path() == dir) break;
+    if (dir == mount || dir.string().size() <= mount.string().size()) break;
     dir = dir.parent_path();
-    if (dir.string().size() < mount.string().size()) break;
   }
   return node;
 }

@@ -49,8 +49,8 @@ struct NodeMemory {
   std::string source;  // in words, e.g. "MemAvailable" or "the memory cgroup's limit less its usage"
 };
 // The memory this node's processes may still take: MemAvailable, or what the cgroup (and each cgroup above it)
-// leaves where that is less.
-NodeMemory ReadNodeMemory();
+// leaves where that is less. `root` prefixes /proc and /sys (tests give a folder laid out like them).
+NodeMemory ReadNodeMemory(const std::string &root = "");
 
 // What one rank holds at its peak, in bytes, as a function of N and its number of rows.
 struct MemoryModel {

@@ -96,7 +96,8 @@ class MemoryTestCase(CliTestCase):
         self.assertGreater(need, available, line)
         if limit_bytes is not None:
             self.assertEqual(available, limit_bytes, line)
-        self.assertLess(seconds, 2.0, "a refused job must stop at once, not after %.2f s:%s" % (seconds, describe(proc)))
+        self.assertLess(seconds, 2.0,
+                        "a refused job must stop at once, not after %.2f s:%s" % (seconds, describe(proc)))
         self.assertEqual(sorted(os.listdir(out_dir)), [], "files left behind:" + describe(proc))
         return need, available, line
 
