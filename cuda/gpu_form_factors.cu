@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <type_traits>
+#include <vector>
 
 #include "cuda_check.h"
 #include "device_buffer.h"
@@ -91,13 +93,13 @@ struct NeedsRays {
 
 unsigned Blocks(long long threads) { return unsigned((threads + kBlock - 1) / kBlock); }
 
-}  // namespace
-
-void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
-                    const FormFactorOptions &options, std::vector<double> &out, PhaseTimers &timers,
-                    FormFactorCounters &counters, bool showProgress) {
+template <typename T>
+void ComputeRowsOnDevice(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
+                         const FormFactorOptions &options, std::vector<T> &out, PhaseTimers &timers,
+                         FormFactorCounters &counters, bool showProgress) {
+  constexpr bool kDouble = std::is_same_v<T, double>;
   const long long n = (long long)g.patches.size(), m = (long long)rows.size();
-  out.assign(size_t(m) * size_t(n), 0.0);
+  out.assign(size_t(m) * size_t(n), T(0));
   if (m == 0 || n == 0) return;
   const long long chunkRows = std::max(1LL, std::min(m, kChunkEntries / n));
 
@@ -140,6 +142,8 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   view.occluderBvh = occluderBvh->View();
   view.occluderBvhBoxes = occluderBvhBoxes.data();
 
+  const long long stagingRows = std::max(1LL, std::min(chunkRows, kGpuStagingEntries / n));
+  std::vector<double> staging(kDouble ? 0 : size_t(stagingRows * n));
   Progress progress("form factors (GPU)", m, showProgress);
   long long pairsRayTraced = 0;
   for (long long first = 0; first < m; first += chunkRows) {
@@ -167,12 +171,27 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
       }
       RAD_CUDA(cudaDeviceSynchronize());
     }
-    {
+    if constexpr (kDouble) {
+      {
+        ScopedPhase phase(timers, "device memory");
+        values.Download(out.data() + size_t(first * n), size_t(entriesInChunk));
+      }
+      if (options.normalizeRows)
+        for (long long r = first; r < first + count; ++r) NormalizeRow(out.data() + size_t(r * n), n);
+    } else {
+      // Float rows: whole rows at a time through the staging area, normalised in double, then rounded once.
       ScopedPhase phase(timers, "device memory");
-      values.Download(out.data() + size_t(first * n), size_t(entriesInChunk));
+      for (long long piece = 0; piece < count; piece += stagingRows) {
+        const long long pieceRows = std::min(stagingRows, count - piece);
+        RAD_CUDA(cudaMemcpy(staging.data(), values.data() + size_t(piece * n), size_t(pieceRows * n) * sizeof(double),
+                            cudaMemcpyDeviceToHost));
+        for (long long r = 0; r < pieceRows; ++r) {
+          double *row = staging.data() + size_t(r * n);
+          if (options.normalizeRows) NormalizeRow(row, n);
+          std::copy(row, row + n, out.begin() + size_t((first + piece + r) * n));
+        }
+      }
     }
-    if (options.normalizeRows)
-      for (long long r = first; r < first + count; ++r) NormalizeRow(out.data() + size_t(r * n), n);
     progress.Advance(count);
   }
   Tallies t{};
@@ -185,6 +204,20 @@ void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::
   counters.pairsOverCapacity += (long long)t.overCapacity;
   counters.pairsAtDepthLimit += (long long)t.atDepthLimit;
   counters.pairsRayTraced += pairsRayTraced;
+}
+
+}  // namespace
+
+void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
+                    const FormFactorOptions &options, std::vector<double> &out, PhaseTimers &timers,
+                    FormFactorCounters &counters, bool showProgress) {
+  ComputeRowsOnDevice(g, bvh, rows, options, out, timers, counters, showProgress);
+}
+
+void ComputeRowsGpu(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
+                    const FormFactorOptions &options, std::vector<float> &out, PhaseTimers &timers,
+                    FormFactorCounters &counters, bool showProgress) {
+  ComputeRowsOnDevice(g, bvh, rows, options, out, timers, counters, showProgress);
 }
 
 }  // namespace rad

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "util/agree.h"
+#include "util/memory_budget.h"
 #include "util/mpi_check.h"
 
 namespace rad {
@@ -134,8 +135,10 @@ CsrLayout InspectCsr(hid_t file, const std::string &path, long long n) {
 void ReadCsrRows(MPI_Comm comm, hid_t file, const std::string &path, const CsrLayout &layout, long long n,
                  const std::vector<long long> &rows, std::vector<double> &f64, std::vector<float> &f32) {
   const bool asFloat = layout.dataIsFloat;
-  if (asFloat) f32.assign(rows.size() * size_t(n), 0.0f);
-  else f64.assign(rows.size() * size_t(n), 0.0);
+  AllocateOnEveryRank(comm, "the rank's rows of F", [&] {
+    if (asFloat) f32.assign(rows.size() * size_t(n), 0.0f);
+    else f64.assign(rows.size() * size_t(n), 0.0);
+  });
   H5Handle indices(RAD_H5(H5Dopen2(file, "/formfactors/indices", H5P_DEFAULT)));
   H5Handle data(RAD_H5(H5Dopen2(file, "/formfactors/data", H5P_DEFAULT)));
   H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));

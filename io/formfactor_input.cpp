@@ -16,6 +16,7 @@
 #include "radiosity_file_reader.h"
 #include "raw_matrix.h"
 #include "util/agree.h"
+#include "util/memory_budget.h"
 #include "util/mpi_check.h"
 
 namespace rad {
@@ -69,7 +70,7 @@ namespace {
 template <typename T>
 void ReadRows(MPI_Comm comm, hid_t dset, long long n, const std::vector<long long> &rows, std::vector<T> &out) {
   const hid_t memType = std::is_same_v<T, double> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
-  out.resize(rows.size() * size_t(n));
+  AllocateOnEveryRank(comm, "the rank's rows of F", [&] { out.resize(rows.size() * size_t(n)); });
   ForEachRowBlock(comm, dset, n, sizeof(T), rows,
                   [&](hid_t fileSpace, hid_t memSpace, hid_t dxpl, long long begin, long long count) {
                     T *data = count > 0 ? out.data() + size_t(begin) * size_t(n) : nullptr;
@@ -79,7 +80,8 @@ void ReadRows(MPI_Comm comm, hid_t dset, long long n, const std::vector<long lon
 
 }  // namespace
 
-FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution) {
+FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution,
+                                    const BeforeReadingRows &beforeReading) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -122,6 +124,7 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
   storedAsFloat = flags[0];
   sparse = flags[1];
   BroadcastString(comm, in.scene);
+  if (beforeReading) beforeReading(RowsToRead{in.PatchCount(), storedAsFloat != 0, sparse != 0});
 
   const long long n = in.PatchCount();
   in.rows = OwnedRows(n, rank, size, distribution);

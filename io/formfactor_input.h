@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,18 @@ enum class MatrixFileFormat { kHdf5, kMatrixMarket, kPetsc, kRaw };
 MatrixFileFormat DetectMatrixFileFormat(const std::string &path);
 const char *MatrixFileFormatName(MatrixFileFormat format);
 
+// Called collectively, on every rank, once a file's N and stored precision are known and before any rows are
+// allocated or read: the memory check of the commands that hold F (memory_budget.h) throws from here.
+struct RowsToRead {
+  long long patches = 0;
+  bool storedAsFloat = false;  // read as float32 (HDF5 dense or CSR with 4-byte data); otherwise float64
+  bool sparse = false;         // CSR, MatrixMarket or PETSc: read in blocks and scattered into dense rows
+};
+using BeforeReadingRows = std::function<void(const RowsToRead &)>;
+
 // Collective.
-FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution);
+FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution,
+                                    const BeforeReadingRows &beforeReading = {});
 
 // Collective. `patches` (made from the scene, identical on every rank) must match the file's N.
 FormFactorInput ReadFormFactorsRaw(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,

@@ -9,6 +9,7 @@
 
 #include "util/agree.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 #include "util/mpi_check.h"
 
 namespace rad {
@@ -231,7 +232,8 @@ void WriteMatrixMarket(MPI_Comm comm, const std::string &path, const DenseRows &
 
 std::vector<double> ReadMatrixMarketRows(MPI_Comm comm, const std::string &path, long long n,
                                          const std::vector<long long> &rows) {
-  std::vector<double> out(rows.size() * size_t(n), 0.0);
+  std::vector<double> out;
+  AllocateOnEveryRank(comm, "the rank's rows of F", [&] { out.assign(rows.size() * size_t(n), 0.0); });
   const RowLookup lookup(rows);
   // Every rank scans the same file the same way, so all find the same first problem; agreeing keeps them together
   // even if one rank could not read the file at all.

@@ -8,6 +8,7 @@
 
 #include "util/agree.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 #include "util/mpi_check.h"
 
 namespace rad {
@@ -152,7 +153,13 @@ std::vector<double> ReadPetscBinaryRows(MPI_Comm comm, const std::string &path, 
 
   const MPI_Offset indexBase = kHeaderBytes + 4 * MPI_Offset(h.m);
   const MPI_Offset valueBase = indexBase + 4 * MPI_Offset(h.nnz);
-  std::vector<double> out(rows.size() * size_t(n), 0.0);
+  std::vector<double> out;
+  try {
+    AllocateOnEveryRank(comm, "the rank's rows of F", [&] { out.assign(rows.size() * size_t(n), 0.0); });
+  } catch (const InputError &) {
+    MPI_File_close(&fh);  // collective, and every rank is here
+    throw;
+  }
   // Rounds of this rank's rows, each read through one indexed file view per section (a row is a contiguous run).
   const auto blocks = RowBlocks(comm, (long long)rows.size(), n, kExportBlockEntries);
   std::vector<int32_t> indices;

@@ -131,29 +131,51 @@ void ForEachRowBlock(MPI_Comm comm, hid_t dset, long long n, size_t bytesPerValu
   }
 }
 
+namespace {
+
+// /formfactors/F [n, n] stored as `fileType`, with its attributes; `write(dset)` writes the rows.
+void WriteFormFactorDataset(hid_t file, long long n, hid_t fileType, const Attributes &attributes,
+                            const std::function<void(hid_t)> &write) {
+  H5Handle group(RAD_H5(H5Gcreate2(file, "formfactors", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  const hsize_t dims[2] = {hsize_t(n), hsize_t(n)};
+  H5Handle space(RAD_H5(H5Screate_simple(2, dims, nullptr)));
+  H5Handle dset(RAD_H5(H5Dcreate2(group, "F", fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  write(dset);
+  for (const auto &[k, v] : attributes.strings) WriteStringAttribute(dset, k, v);
+  for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(dset, k, v);
+}
+
+}  // namespace
+
+void RadiosityFileWriter::WriteFormFactors(long long n, const std::vector<long long> &rows,
+                                           const std::vector<float> &local, const Attributes &attributes) {
+  WriteFormFactorDataset(file_, n, H5T_IEEE_F32LE, attributes, [&](hid_t dset) {
+    ForEachRowBlock(comm_, dset, n, 4, rows,
+                    [&](hid_t fileSpace, hid_t memSpace, hid_t dxpl, long long begin, long long count) {
+                      const float *src = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
+                      RAD_H5(H5Dwrite(dset, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, src));
+                    });
+  });
+}
+
 void RadiosityFileWriter::WriteFormFactors(long long n, const std::vector<long long> &rows,
                                            const std::vector<double> &local, Precision precision,
                                            const Attributes &attributes) {
-  H5Handle group(RAD_H5(H5Gcreate2(file_, "formfactors", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
-  const hsize_t dims[2] = {hsize_t(n), hsize_t(n)};
-  H5Handle space(RAD_H5(H5Screate_simple(2, dims, nullptr)));
   const hid_t fileType = precision == Precision::kDouble ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
-  H5Handle dset(RAD_H5(H5Dcreate2(group, "F", fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
-
-  std::vector<float> narrow;
-  ForEachRowBlock(comm_, dset, n, precision == Precision::kDouble ? 8 : 4, rows,
-                  [&](hid_t fileSpace, hid_t memSpace, hid_t dxpl, long long begin, long long count) {
-                    const double *src = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
-                    if (precision == Precision::kFloat) {
-                      // Converted here so that HDF5 needs no type conversion, which would break collective I/O.
-                      narrow.assign(src, src + size_t(count) * size_t(n));
-                      RAD_H5(H5Dwrite(dset, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, narrow.data()));
-                    } else {
-                      RAD_H5(H5Dwrite(dset, H5T_NATIVE_DOUBLE, memSpace, fileSpace, dxpl, src));
-                    }
-                  });
-  for (const auto &[k, v] : attributes.strings) WriteStringAttribute(dset, k, v);
-  for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(dset, k, v);
+  WriteFormFactorDataset(file_, n, fileType, attributes, [&](hid_t dset) {
+    std::vector<float> narrow;
+    ForEachRowBlock(comm_, dset, n, precision == Precision::kDouble ? 8 : 4, rows,
+                    [&](hid_t fileSpace, hid_t memSpace, hid_t dxpl, long long begin, long long count) {
+                      const double *src = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
+                      if (precision == Precision::kFloat) {
+                        // Converted here so that HDF5 needs no type conversion, which would break collective I/O.
+                        narrow.assign(src, src + size_t(count) * size_t(n));
+                        RAD_H5(H5Dwrite(dset, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, narrow.data()));
+                      } else {
+                        RAD_H5(H5Dwrite(dset, H5T_NATIVE_DOUBLE, memSpace, fileSpace, dxpl, src));
+                      }
+                    });
+  });
 }
 
 void RadiosityFileWriter::WriteRadiosity(const std::vector<double> &radiance, const std::vector<double> &residuals,

@@ -38,6 +38,9 @@ class RadiosityFileWriter {
   // hyperslab writes (row blocks of at most ~256 MiB per rank).
   void WriteFormFactors(long long n, const std::vector<long long> &rows, const std::vector<double> &local,
                         Precision precision, const Attributes &attributes);
+  // The same from rows held as float32, stored as float32 as they are.
+  void WriteFormFactors(long long n, const std::vector<long long> &rows, const std::vector<float> &local,
+                        const Attributes &attributes);
 
   // Collective; rank 0 supplies the data. `/radiosity/B` [n][3] and `/radiosity/residual`; the attributes go on
   // the /radiosity group.

@@ -7,6 +7,7 @@
 
 #include "radiosity_file.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 #include "util/mpi_check.h"
 
 namespace rad {
@@ -19,9 +20,10 @@ constexpr MPI_Offset kHeaderBytes = 4;
 // strided file view per block), in blocks of at most ~256 MiB and within an int count of doubles; every rank
 // makes the same number of calls, as collective I/O needs.
 template <typename Io>
-void ForEachRowBlock(MPI_Comm comm, MPI_File fh, long long n, const std::vector<long long> &rows, Io &&io) {
+void ForEachRowBlock(MPI_Comm comm, MPI_File fh, long long n, const std::vector<long long> &rows, Io &&io,
+                     long long blockEntries = (256LL << 20) / 8) {
   const RowSequence seq = AsSequence(rows);
-  const long long rowLimit = std::max<long long>(1, std::min<long long>((256LL << 20) / 8, INT_MAX) / n);
+  const long long rowLimit = std::max<long long>(1, std::min<long long>(blockEntries, INT_MAX) / n);
   long long rounds = (seq.count + rowLimit - 1) / rowLimit, maxRounds = 0;
   RAD_MPI(MPI_Allreduce(&rounds, &maxRounds, 1, MPI_LONG_LONG, MPI_MAX, comm));
   MPI_Datatype rowType;
@@ -43,10 +45,10 @@ void ForEachRowBlock(MPI_Comm comm, MPI_File fh, long long n, const std::vector<
   RAD_MPI(MPI_Type_free(&rowType));
 }
 
-}  // namespace
-
-void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
-                    const std::vector<double> &local) {
+// Writes this rank's rows, handing each block's float64 values to MPI I/O as `values(begin, count)` gives them.
+template <typename Values>
+void WriteRawRows(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
+                  long long blockEntries, Values &&values) {
   static_assert(sizeof(double) == 8, "raw format stores float64");
   if (n > INT32_MAX) throw InputError(path + ": N does not fit the raw format's int32 header");
   int rank = 0;
@@ -61,21 +63,43 @@ void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const s
   RAD_MPI(MPI_File_write_at_all(fh, 0, rank == 0 ? &header32 : nullptr, rank == 0 ? 1 : 0, MPI_INT32_T,
                                 MPI_STATUS_IGNORE));
 
-  ForEachRowBlock(comm, fh, n, rows, [&](long long begin, long long count, MPI_Datatype rowType) {
-    const double *data = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
-    RAD_MPI(MPI_File_write_at_all(fh, 0, data, int(count), rowType, MPI_STATUS_IGNORE));
-  });
+  ForEachRowBlock(
+      comm, fh, n, rows,
+      [&](long long begin, long long count, MPI_Datatype rowType) {
+        const double *data = count > 0 ? values(begin, count) : nullptr;
+        RAD_MPI(MPI_File_write_at_all(fh, 0, data, int(count), rowType, MPI_STATUS_IGNORE));
+      },
+      blockEntries);
   RAD_MPI(MPI_File_close(&fh));
 
   RenameIntoPlace(comm, partial, path);
 }
 
+}  // namespace
+
+void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
+                    const std::vector<double> &local) {
+  WriteRawRows(comm, path, n, rows, (256LL << 20) / 8,
+               [&](long long begin, long long) { return local.data() + size_t(begin) * size_t(n); });
+}
+
+void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
+                    const std::vector<float> &local) {
+  std::vector<double> wide;
+  WriteRawRows(comm, path, n, rows, kRawWideningEntries, [&](long long begin, long long count) {
+    const float *first = local.data() + size_t(begin) * size_t(n);
+    wide.assign(first, first + size_t(count) * size_t(n));
+    return static_cast<const double *>(wide.data());
+  });
+}
+
 std::vector<double> ReadRawMatrixRows(MPI_Comm comm, const std::string &path, long long n,
                                       const std::vector<long long> &rows) {
+  std::vector<double> local;
+  AllocateOnEveryRank(comm, "the rank's rows of F", [&] { local.resize(rows.size() * size_t(n)); });
   MPI_File fh;
   if (MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
     throw InputError(path + ": cannot open the raw matrix file");
-  std::vector<double> local(rows.size() * size_t(n));
   ForEachRowBlock(comm, fh, n, rows, [&](long long begin, long long count, MPI_Datatype rowType) {
     double *data = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
     RAD_MPI(MPI_File_read_at_all(fh, 0, data, int(count), rowType, MPI_STATUS_IGNORE));

@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "cli/commands.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -52,6 +54,10 @@ int main(int argc, char **argv) {
     } catch (const rad::InputError &e) {
       if (rank == 0) std::fprintf(stderr, "radiosity: error: %s\n", e.what());
       code = rad::kExitInputError;
+    } catch (const std::bad_alloc &) {
+      // An allocation that failed on this rank alone: the others may be waiting in a collective, so no
+      // agreement is possible; one line, then every rank stops with exit code 2.
+      rad::AbortOutOfMemory();
     } catch (const std::exception &e) {
       RAD_FATAL(std::string("unexpected exception: ") + e.what());
     }

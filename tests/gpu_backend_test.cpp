@@ -186,6 +186,31 @@ TEST(GpuBackendDevice, FormFactorsMatchTheCpuBackend) {
   EXPECT_EQ(r.cpuCounters.pairsRayTraced, r.kernelCounters.pairsRayTraced);
 }
 
+TEST(GpuBackendDevice, FloatRowsAreTheDoubleRowsRoundedOnce) {
+  // --precision float on the GPU: each entry downloaded in double, normalised in double where asked, then
+  // rounded once; the device computes every entry the same way both times.
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device: " << DescribeCudaDevices();
+  const Scene scene = Load("cornell_sphere.obj");
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, 1);
+  const FlatBvh bvh = BuildBvh(SceneTriangles(scene));
+  for (bool normalize : {false, true}) {
+    FormFactorOptions options;
+    options.shadowRays = 16;
+    options.normalizeRows = normalize;
+    PhaseTimers timers;
+    FormFactorCounters c64, c32;
+    std::vector<double> wide;
+    std::vector<float> narrow;
+    ComputeRowsGpu(g, bvh, AllRows(g.patches.size()), options, wide, timers, c64, false);
+    ComputeRowsGpu(g, bvh, AllRows(g.patches.size()), options, narrow, timers, c32, false);
+    ASSERT_EQ(wide.size(), narrow.size());
+    size_t differ = 0;
+    for (size_t e = 0; e < wide.size(); ++e) differ += float(wide[e]) != narrow[e] ? 1 : 0;
+    EXPECT_EQ(differ, 0u) << "normalize " << normalize;
+    EXPECT_EQ(c64.pairsRayTraced, c32.pairsRayTraced);
+  }
+}
+
 TEST(GpuBackendDevice, ImageMatchesTheCpuRenderer) {
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device: " << DescribeCudaDevices();
   const std::vector<Patch> patches = MakePatches(Load("cornell_box.obj"), 1);

@@ -136,6 +136,56 @@ TEST(Visibility, RowsDoNotDependOnThreadCount) {
   EXPECT_EQ(one, two);
 }
 
+TEST(Visibility, FloatRowsAreTheDoubleRowsRoundedOnce) {
+  // --precision float holds F in float32 from the start: each entry, shadow rays' fraction included, is the
+  // double entry rounded once. All rows, and every third (entries written from other rows' pairs, or not). A
+  // partial blocker, so that the rays' fractions are neither 0 nor 1.
+  const Scene s = SceneOf({RectZ(0, 1, 0, 1, 0, true), RectZ(0, 1, 0, 1, 1, false), RectZ(-1, 0.4, -1, 2, 0.5, true)});
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, 2);
+  EmbreeScene embree(s);
+  for (int step : {1, 3}) {
+    std::vector<long long> rows;
+    for (long long i = 0; i < (long long)g.patches.size(); i += step) rows.push_back(i);
+    for (const FormFactorOptions &options : {RaysOptions(), FormFactorOptions()}) {
+      std::vector<double> wide;
+      std::vector<float> narrow;
+      PhaseTimers timers;
+      FormFactorCounters c64, c32;
+      ComputeRowsCpu(g, embree, rows, options, wide, timers, c64, false);
+      ComputeRowsCpu(g, embree, rows, options, narrow, timers, c32, false);
+      ASSERT_EQ(wide.size(), narrow.size());
+      size_t differ = 0;
+      for (size_t k = 0; k < wide.size(); ++k) differ += float(wide[k]) != narrow[k] ? 1 : 0;
+      EXPECT_EQ(differ, 0u) << "step " << step;
+      EXPECT_EQ(c64.rays, c32.rays);
+      EXPECT_EQ(c64.pairsRayTraced, c32.pairsRayTraced);
+      EXPECT_EQ(c64.pairsExchanging, c32.pairsExchanging);
+      if (options.pair.visibility == VisibilityMethod::kRays) EXPECT_GT(c32.pairsRayTraced, 0);
+    }
+  }
+  // --normalize-rows scales the float values: each row sums to 1 within float rounding, and every entry is
+  // within a few float ulps of the double row normalised.
+  FormFactorOptions normalized = RaysOptions();
+  normalized.normalizeRows = true;
+  std::vector<long long> rows;
+  for (long long i = 0; i < (long long)g.patches.size(); ++i) rows.push_back(i);
+  std::vector<double> wide;
+  std::vector<float> narrow;
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  ComputeRowsCpu(g, embree, rows, normalized, wide, timers, counters, false);
+  ComputeRowsCpu(g, embree, rows, normalized, narrow, timers, counters, false);
+  const size_t n = g.patches.size();
+  for (size_t r = 0; r < rows.size(); ++r) {
+    double sum = 0;
+    for (size_t j = 0; j < n; ++j) {
+      sum += narrow[r * n + j];
+      EXPECT_NEAR(narrow[r * n + j], wide[r * n + j], 4e-7 * wide[r * n + j] + 1e-12);
+    }
+    if (sum > 0) EXPECT_NEAR(sum, 1.0, 1e-6);
+  }
+}
+
 }  // namespace
 }  // namespace rad
 

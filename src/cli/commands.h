@@ -41,6 +41,20 @@ void CheckOutputPath(const std::string &option, const std::string &path);
 void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdivHelp);
 // --strict: refuse polygons that would need mending (SceneLoadOptions::strict).
 void AddStrictOption(CLI::App &cmd, bool &strict);
+// The --output-dir of `run` and `validate`: made on rank 0 (with its parents) when missing, InputError on every
+// rank if it cannot be. A folder made here is removed again when the object goes out of scope and the folder
+// is still empty: a job refused before writing anything (bad scene, not enough memory) leaves nothing behind.
+class OutputFolder {
+ public:
+  explicit OutputFolder(const std::string &dir);
+  ~OutputFolder();
+  OutputFolder(const OutputFolder &) = delete;
+  OutputFolder &operator=(const OutputFolder &) = delete;
+
+ private:
+  std::string dir_;
+  bool made_ = false;  // rank 0 only
+};
 // Prints the scene's warnings (Scene::warnings) once, from rank 0, unless `quiet`.
 void ReportSceneWarnings(const Scene &scene, bool quiet);
 // CheckOutputPath for an image, and its extension first (ImageFormatOf: .png or .exr); `exrOnly` for --exr,

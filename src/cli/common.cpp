@@ -89,6 +89,21 @@ void CheckImageOutputPath(const std::string &option, const std::string &path, bo
   CheckOutputPath(option, path);
 }
 
+OutputFolder::OutputFolder(const std::string &dir) : dir_(dir) {
+  OnRankZero(MPI_COMM_WORLD, [&] {
+    std::error_code ec;
+    made_ = !std::filesystem::exists(dir, ec);
+    std::filesystem::create_directories(dir, ec);
+    if (!std::filesystem::is_directory(dir, ec))
+      throw InputError(dir + ": cannot create the output folder (--output-dir)");
+  });
+}
+
+OutputFolder::~OutputFolder() {
+  std::error_code ec;
+  if (made_ && std::filesystem::is_empty(dir_, ec) && !ec) std::filesystem::remove(dir_, ec);
+}
+
 void CheckOutputPath(const std::string &option, const std::string &path) {
   bool ok = true;
   std::string why;

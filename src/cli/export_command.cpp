@@ -20,6 +20,7 @@
 #include "sparse_rows.h"
 #include "util/agree.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 
 namespace rad {
 
@@ -31,6 +32,7 @@ struct ExportOptions {
   bool strict = false;
   double dropBelow = 0;
   bool quiet = false;
+  std::string memoryLimit;
 };
 
 // The attributes that describe how F was computed (method, sampling, closure), from an HDF5 source's
@@ -86,7 +88,15 @@ int RunExport(const ExportOptions &o) {
     throw InputError("--precision applies to --format csr only (mtx and petsc store float64, as does raw)");
 
   // Contiguous rows per rank: each rank's part of a sparse file is then one range of it.
-  FormFactorInput in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, o.strict, Distribution::kBlock);
+  // Beyond the rows: the per-row counts and rank 0's per-row sums, and the blocks the output is formatted in
+  // (MatrixMarket text of at most about 48 bytes per entry; 16 for PETSc and CSR).
+  MemoryModel buffers;
+  buffers.bytesPerPatch = 24 + 16;
+  buffers.fixedBytes = double(kExportBlockEntries) * (o.format == "mtx" ? 48 : 16);
+  MemoryBudget memory;
+  FormFactorInput in =
+      ReadFormFactorFile(o.formfactors, o.input, o.meshing, o.strict, Distribution::kBlock,
+                         CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, Distribution::kBlock, buffers, memory));
   const long long n = in.PatchCount();
   DenseRows rows;
   rows.n = n;
@@ -98,8 +108,9 @@ int RunExport(const ExportOptions &o) {
   const RowCounts counts = CountRows(rows);
   const DropSummary drops = SummariseDrops(MPI_COMM_WORLD, rows, counts);
   if (rank == 0 && !o.quiet)
-    std::fprintf(stderr, "radiosity: export: %s (%s, %lld patches) -> %s (%s)\n", o.formfactors.c_str(),
-                 in.layout.c_str(), n, o.output.c_str(), o.format.c_str());
+    std::fprintf(stderr, "radiosity: export: %s (%s, %lld patches) -> %s (%s), %.1f MiB of F per rank (%s)\n",
+                 o.formfactors.c_str(), in.layout.c_str(), n, o.output.c_str(), o.format.c_str(),
+                 double(in.f64.size() * 8 + in.f32.size() * 4) / (1 << 20), memory.Describe().c_str());
 
   char threshold[32] = {};  // shortest form that reads back as the same double: 1e-09, not 1.0000000000000001e-09
   std::to_chars(threshold, threshold + sizeof threshold - 1, o.dropBelow);
@@ -112,15 +123,14 @@ int RunExport(const ExportOptions &o) {
   } else if (o.format == "petsc") {
     WritePetscBinary(MPI_COMM_WORLD, o.output, rows, counts);
   } else if (o.format == "raw") {
-    // Dense float64 rows with the dropped entries set to 0; float32 rows are widened (and then released).
-    std::vector<double> dense = std::move(in.f64);
-    if (!in.f32.empty()) {
-      dense.assign(in.f32.begin(), in.f32.end());
-      in.f32 = {};
-    }
-    for (double &v : dense)
+    // Dense float64 rows with the dropped entries set to 0, in place; float32 rows are widened a block at a
+    // time as they are written.
+    for (double &v : in.f64)
       if (!rows.Keeps(v)) v = 0.0;
-    WriteRawMatrix(MPI_COMM_WORLD, o.output, n, in.rows, dense);
+    for (float &v : in.f32)
+      if (!rows.Keeps(double(v))) v = 0.0f;
+    if (in.f32.empty()) WriteRawMatrix(MPI_COMM_WORLD, o.output, n, in.rows, in.f64);
+    else WriteRawMatrix(MPI_COMM_WORLD, o.output, n, in.rows, in.f32);
   } else {
     const Precision precision =
         o.precision.empty() ? (in.f32.empty() ? Precision::kDouble : Precision::kFloat) : ParsePrecision(o.precision);
@@ -191,6 +201,7 @@ CommandRunner AddExportCommand(CLI::App &app) {
   AddMeshingOptions(*cmd, o->meshing, "Subdivision of such a source");
   AddStrictOption(*cmd, o->strict);
   cmd->add_flag("--quiet", o->quiet, "No progress lines (the summary still goes to stdout)");
+  AddMemoryLimitOption(*cmd, o->memoryLimit);
   return [o]() { return RunExport(*o); };
 }
 

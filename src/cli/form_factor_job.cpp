@@ -10,9 +10,11 @@
 #include "cli/commands.h"
 #include "accel/bvh_builder.h"
 #include "formfactor/embree_scene.h"
+#include "formfactor/pair_exchange.h"
 #include "formfactor/visible_region.h"
 #include "raw_matrix.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 
 #ifdef RAD_HAVE_CUDA
 #include "device_select.h"
@@ -49,6 +51,7 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
       ->check(CLI::Range(0, 4096));
   cmd.add_flag("--quiet", o.quiet, "No progress lines");
   AddBackendOption(cmd, o.backend);
+  AddMemoryLimitOption(cmd, o.memoryLimit);
 }
 
 FormFactorJob::FormFactorJob(FormFactorJobOptions options) : o_(std::move(options)) {
@@ -90,15 +93,11 @@ void FormFactorJob::ReportInterpenetrations() const {
 
 // A closed scene's rows sum to 1: rows well above it mean light counted twice (overlapping or interpenetrating
 // polygons), and the user is told which rows and polygons, largest first. Collective.
-void FormFactorJob::ReportRowsAboveOne(double limit) const {
+void FormFactorJob::ReportRowsAboveOne(const std::vector<double> &rowSums, double limit) const {
   constexpr int kListed = 3;
-  const long long n = PatchCount();
   std::vector<std::pair<double, double>> mine;  // (row sum, patch), the rank's largest above the limit
-  for (size_t r = 0; r < rows_.size(); ++r) {
-    double s = 0;
-    for (long long j = 0; j < n; ++j) s += local_[r * size_t(n) + size_t(j)];
-    if (s > limit) mine.emplace_back(s, double(rows_[r]));
-  }
+  for (size_t r = 0; r < rows_.size(); ++r)
+    if (rowSums[r] > limit) mine.emplace_back(rowSums[r], double(rows_[r]));
   long long count = (long long)mine.size(), total = 0;
   MPI_Allreduce(&count, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (total == 0) return;
@@ -122,7 +121,19 @@ void FormFactorJob::ReportRowsAboveOne(double limit) const {
                o_.input.c_str(), total, limit, text.c_str());
 }
 
-void FormFactorJob::Run() {
+namespace {
+
+// Bytes every rank holds per patch whatever its rows: the patch and what the kernels derive from it alone, the
+// row and owner tables of the pair exchange, per-patch flags, and the solver's vectors (B, E, rho, updates).
+constexpr double kBytesPerPatch = double(sizeof(Patch) + sizeof(WholePatch)) + 64 + 16 * sizeof(double);
+// The raw file's float64 rows widened from float32 rows, one block at a time (raw_matrix.h).
+constexpr double kRawWideningBytes = double(kRawWideningEntries) * sizeof(double);
+
+}  // namespace
+
+void FormFactorJob::Prepare() {
+  if (prepared_) return;
+  prepared_ = true;
   tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads_));
   const int rank = WorldRank(), size = WorldSize();
   backend_ = ResolveBackend(MPI_COMM_WORLD, o_.backend);
@@ -132,15 +143,49 @@ void FormFactorJob::Run() {
     ReportSceneWarnings(scene_, o_.quiet);
     meshing_ = ResolveMeshing(scene_, o_.meshing);
   }
-  const long long patchCount = CountPatches(scene_, meshing_);
-  if (patchCount > std::numeric_limits<int32_t>::max())
+  patchCount_ = CountPatches(scene_, meshing_);
+  if (patchCount_ > std::numeric_limits<int32_t>::max())
     throw InputError(o_.input + ": " + meshing_.Describe() + " gives too many patches");
-  rows_ = OwnedRows(patchCount, rank, size, distribution_);
-  const double bytes = double(rows_.size()) * double(patchCount) * 8;
+  rows_ = OwnedRows(patchCount_, rank, size, distribution_);
+
+  // Memory, before anything large is allocated or any file created.
+  const bool narrow = precision_ == Precision::kFloat;
+  MemoryRequest request;
+  request.what = o_.input;
+  request.patches = patchCount_;
+  request.rows = (long long)rows_.size();
+  request.model.bytesPerEntry = narrow ? 4 : 8;
+  request.model.pairExchange = backend_ == Backend::kCpu;  // nothing to exchange on one rank
+  request.model.exchangeChunkEntries = kExchangeChunkEntries;
+  request.model.bytesPerPatch = kBytesPerPatch;
+  if (narrow && !o_.raw.empty()) request.model.fixedBytes += kRawWideningBytes;
+#ifdef RAD_HAVE_CUDA
+  if (narrow && backend_ == Backend::kGpu) request.model.fixedBytes += double(kGpuStagingEntries) * sizeof(double);
+#endif
+  if (!narrow) request.floatHint = "--precision float";
+  // A coarser --subdiv to suggest; meshing by size gets a patch count instead (--patches).
+  if (meshing_.maxPatchSize <= 0) {
+    request.subdiv = meshing_.subdiv;
+    for (int k = 0; k <= meshing_.subdiv; ++k) request.patchesBySubdiv.push_back(CountPatches(scene_, k));
+  }
+  memory_ = CheckMemory(MPI_COMM_WORLD, request, o_.memoryLimit);
+
   if (rank == 0 && !o_.quiet && !threadNote_.empty()) std::fprintf(stderr, "radiosity: note: %s\n", threadNote_.c_str());
   if (rank == 0 && !o_.quiet)
-    std::fprintf(stderr, "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %.1f MiB of F per rank\n",
-                 o_.input.c_str(), scene_.faces.size(), patchCount, size, threads_, bytes / (1 << 20));
+    std::fprintf(stderr,
+                 "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %.1f MiB of F per rank "
+                 "(%s, %.1f MiB needed in all; %s)\n",
+                 o_.input.c_str(), scene_.faces.size(), patchCount_, size, threads_,
+                 request.model.MatrixBytes(patchCount_, (long long)rows_.size()) / (1 << 20),
+                 narrow ? "float32" : "float64", memory_.needBytes / (1 << 20), memory_.Describe().c_str());
+}
+
+void FormFactorJob::Run() {
+  Prepare();
+  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads_));
+  const int rank = WorldRank(), size = WorldSize();
+  const long long patchCount = patchCount_;
+  const bool narrow = precision_ == Precision::kFloat;
 
   AnnounceBackend(MPI_COMM_WORLD, o_.backend, backend_, o_.quiet);
   FormFactorOptions ff;
@@ -161,7 +206,11 @@ void FormFactorJob::Run() {
       ScopedPhase phase(timers_, "device memory");
       SelectCudaDevice(MPI_COMM_WORLD);
     }
-    ComputeRowsGpu(geometry_, bvh, rows_, ff, local_, timers_, counters_, rank == 0 && !o_.quiet);
+    // No MPI inside: a failed allocation on one rank is agreed on afterwards, so that all stop together.
+    AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's rows of F", [&] {
+      if (narrow) ComputeRowsGpu(geometry_, bvh, rows_, ff, local32_, timers_, counters_, rank == 0 && !o_.quiet);
+      else ComputeRowsGpu(geometry_, bvh, rows_, ff, local64_, timers_, counters_, rank == 0 && !o_.quiet);
+    });
 #endif
   } else {
     std::unique_ptr<EmbreeScene> embree;
@@ -171,16 +220,28 @@ void FormFactorJob::Run() {
       embree = std::make_unique<EmbreeScene>(scene_);
     }
     const RowOwners owners{MPI_COMM_WORLD, patchCount, size, distribution_};
-    ComputeRowsCpu(geometry_, *embree, rows_, ff, local_, timers_, counters_, rank == 0 && !o_.quiet, &owners);
+    if (narrow)
+      ComputeRowsCpu(geometry_, *embree, rows_, ff, local32_, timers_, counters_, rank == 0 && !o_.quiet, &owners);
+    else
+      ComputeRowsCpu(geometry_, *embree, rows_, ff, local64_, timers_, counters_, rank == 0 && !o_.quiet, &owners);
   }
 
   ReportInterpenetrations();
 
-  // Closure: each row's sum, reduced over ranks (sums are per row and sequential: thread-count independent).
+  // Closure: each row's sum as held, reduced over ranks (sums are per row and sequential: thread-count
+  // independent).
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0;
+  std::vector<double> rowSums(rows_.size());
+  const double *f64 = F64();
+  const float *f32 = F32();
   for (size_t r = 0; r < rows_.size(); ++r) {
     double s = 0;
-    for (long long j = 0; j < patchCount; ++j) s += local_[r * size_t(patchCount) + size_t(j)];
+    const size_t base = r * size_t(patchCount);
+    if (f64)
+      for (long long j = 0; j < patchCount; ++j) s += f64[base + size_t(j)];
+    else
+      for (long long j = 0; j < patchCount; ++j) s += double(f32[base + size_t(j)]);
+    rowSums[r] = s;
     mn = std::min(mn, s);
     mx = std::max(mx, s);
     total += s;
@@ -190,8 +251,10 @@ void FormFactorJob::Run() {
   MPI_Allreduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&total, &gtotal, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   closure_ = ClosureStats{gmn, patchCount > 0 ? gtotal / double(patchCount) : 0, gmx};
-  // Exact entries are within --quadrature-tolerance (relative) each; rays are a few percent off.
-  if (!o_.normalizeRows) ReportRowsAboveOne(ff.pair.visibility == VisibilityMethod::kExact ? 1 + 10 * o_.tolerance : 1.05);
+  // Exact entries are within --quadrature-tolerance (relative) each, float32 ones rounded once more; rays are
+  // a few percent off.
+  const double rowLimit = ff.pair.visibility == VisibilityMethod::kExact ? 1 + 10 * o_.tolerance + (narrow ? 1e-5 : 0) : 1.05;
+  if (!o_.normalizeRows) ReportRowsAboveOne(rowSums, rowLimit);
 
   long long mine[] = {counters_.pairsExchanging, counters_.pairsRayTraced, counters_.pairsOccluded,
                       counters_.pairsOverCapacity, counters_.pairsAtDepthLimit, counters_.rays,
@@ -251,7 +314,13 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.numbers["pairs_at_cubature_depth_limit"] = double(totals_.pairsAtDepthLimit);
   a.numbers["interpenetrating_polygon_pairs"] = double(geometry_.interpenetrations.pairCount);
   a.numbers["overlapping_polygon_pairs"] = double(geometry_.interpenetrations.overlapPairCount);
-  writer.WriteFormFactors(PatchCount(), rows_, local_, precision_, a);
+  if (precision_ == Precision::kFloat) writer.WriteFormFactors(PatchCount(), rows_, local32_, a);
+  else writer.WriteFormFactors(PatchCount(), rows_, local64_, precision_, a);
+}
+
+void FormFactorJob::WriteRaw(const std::string &path) const {
+  if (precision_ == Precision::kFloat) WriteRawMatrix(MPI_COMM_WORLD, path, PatchCount(), rows_, local32_);
+  else WriteRawMatrix(MPI_COMM_WORLD, path, PatchCount(), rows_, local64_);
 }
 
 void FormFactorJob::WriteOutputs() {
@@ -265,7 +334,7 @@ void FormFactorJob::WriteOutputs() {
     WriteFormFactors(writer);
     writer.Commit();
   }
-  if (!o_.raw.empty()) WriteRawMatrix(MPI_COMM_WORLD, o_.raw, PatchCount(), rows_, local_);
+  if (!o_.raw.empty()) WriteRaw(o_.raw);
 }
 
 void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::string, std::string>> extra) {

@@ -14,6 +14,7 @@
 #include "formfactor/geometry.h"
 #include "radiosity_file.h"
 #include "scene/scene.h"
+#include "util/memory_budget.h"
 #include "util/timers.h"
 
 namespace rad {
@@ -33,6 +34,7 @@ struct FormFactorJobOptions {
   int threads = 0;
   bool quiet = false;
   std::string backend = "auto";
+  std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
   // Outputs (empty = not written).
   std::string output, raw, timings;
 };
@@ -47,27 +49,37 @@ struct ClosureStats {
 class FormFactorJob {
  public:
   explicit FormFactorJob(FormFactorJobOptions options);
-  void Run();           // validates, loads, computes this rank's rows
+  // Collective: loads the scene and checks that this rank's rows (and the buffers computing them takes) fit
+  // in the memory the rank may use (memory_budget.h); InputError on every rank if they do not. Allocates
+  // nothing large and creates no file.
+  void Prepare();
+  void Run();           // Prepare() if not done, then computes this rank's rows
   void WriteOutputs();  // collective: the files named in the options
   // Collective: /formfactors/F with its attributes into a file being written (for `run --save-formfactors`).
   void WriteFormFactors(RadiosityFileWriter &writer) const;
+  // Collective: the raw matrix file (int32 N, N*N float64) at `path`.
+  void WriteRaw(const std::string &path) const;
   // Collective: the timing report; `extra` lines are added to the form-factor figures.
   void Report(const std::string &title, std::vector<std::pair<std::string, std::string>> extra = {});
 
   const std::vector<long long> &Rows() const { return rows_; }
-  const std::vector<double> &LocalRows() const { return local_; }
+  // This rank's rows of F, rows.size() x N: as float64 (F64) or, with --precision float, float32 (F32); the
+  // other is null.
+  const double *F64() const { return precision_ == Precision::kDouble ? local64_.data() : nullptr; }
+  const float *F32() const { return precision_ == Precision::kFloat ? local32_.data() : nullptr; }
+  const MemoryBudget &Memory() const { return memory_; }
   const FormFactorGeometry &Geometry() const { return geometry_; }
   const FormFactorJobOptions &Options() const { return o_; }
   int Threads() const { return threads_; }
   Backend UsedBackend() const { return backend_; }
-  long long PatchCount() const { return (long long)geometry_.patches.size(); }
+  long long PatchCount() const { return patchCount_; }
   PhaseTimers &Timers() { return timers_; }
   ClosureStats Closure() const { return closure_; }
   const Meshing &UsedMeshing() const { return meshing_; }  // with --patches resolved into a patch size
 
  private:
   void ReportInterpenetrations() const;
-  void ReportRowsAboveOne(double limit) const;
+  void ReportRowsAboveOne(const std::vector<double> &rowSums, double limit) const;
   std::string DescribePolygon(int face) const;  // "12 (line 40)": input polygon number and its line
 
   FormFactorJobOptions o_;
@@ -76,8 +88,12 @@ class FormFactorJob {
   Scene scene_;
   Meshing meshing_;
   FormFactorGeometry geometry_;
+  long long patchCount_ = 0;
+  bool prepared_ = false;
+  MemoryBudget memory_;
   std::vector<long long> rows_;
-  std::vector<double> local_;
+  std::vector<double> local64_;
+  std::vector<float> local32_;
   FormFactorCounters counters_;  // this rank's
   FormFactorCounters totals_;    // all ranks' 
   ClosureStats closure_;

@@ -1,17 +1,39 @@
 #include "cli/formfactor_source.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "scene/patch.h"
 #include "scene/scene.h"
+#include "sparse_rows.h"
 #include "util/agree.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
 
 namespace rad {
 
-FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &scene, const Meshing &meshing, bool strict,
-                                   Distribution distribution) {
+BeforeReadingRows CheckMemoryBeforeReading(const std::string &path, const std::string &memoryLimit,
+                                           Distribution distribution, MemoryModel extra, MemoryBudget &budget) {
+  return [=, &budget](const RowsToRead &read) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MemoryRequest request;
+    request.what = path;
+    request.patches = read.patches;
+    request.rows = (long long)OwnedRows(read.patches, rank, size, distribution).size();
+    request.model = extra;
+    request.model.bytesPerEntry = read.storedAsFloat ? 4 : 8;
+    // The patches and the solver's vectors; a sparse file's row pointers and the blocks it is read in.
+    request.model.bytesPerPatch += double(sizeof(Patch)) + 16 * sizeof(double) + (read.sparse ? 16 : 0);
+    if (read.sparse) request.model.fixedBytes = std::max(request.model.fixedBytes, double(kExportBlockEntries) * 16);
+    if (!read.storedAsFloat) request.floatHint = "a float32 matrix (formfactors --precision float)";
+    budget = CheckMemory(MPI_COMM_WORLD, request, memoryLimit);
+  };
+}
+
+FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &scene, const Meshing &meshing,
+                                   bool strict, Distribution distribution, const BeforeReadingRows &beforeReading) {
   int format = 0;
   OnRankZero(MPI_COMM_WORLD, [&] {
     if (!std::ifstream(path).good()) throw InputError(path + ": cannot open (missing or unreadable)");
@@ -19,7 +41,7 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &s
   });
   RAD_MPI(MPI_Bcast(&format, 1, MPI_INT, 0, MPI_COMM_WORLD));
   const MatrixFileFormat f = MatrixFileFormat(format);
-  if (f == MatrixFileFormat::kHdf5) return ReadFormFactorsHdf5(MPI_COMM_WORLD, path, distribution);
+  if (f == MatrixFileFormat::kHdf5) return ReadFormFactorsHdf5(MPI_COMM_WORLD, path, distribution, beforeReading);
 
   if (scene.empty())
     throw InputError(path + ": a " + std::string(MatrixFileFormatName(f)) + " matrix file" +
@@ -27,6 +49,7 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &s
                      " holds no patches: give --input (and --subdiv) for the scene it was computed for");
   const Scene loaded = LoadScene(scene, SceneLoadOptions{strict});  // every rank; a bad scene fails alike
   std::vector<Patch> patches = MakePatches(loaded, ResolveMeshing(loaded, meshing));
+  if (beforeReading) beforeReading(RowsToRead{(long long)patches.size(), false, f != MatrixFileFormat::kRaw});
   FormFactorInput in;
   switch (f) {
     case MatrixFileFormat::kMatrixMarket:

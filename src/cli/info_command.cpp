@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "radiosity_file_reader.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 
 namespace rad {
 
@@ -41,8 +42,10 @@ void PrintFormFactorSummary(const RadiosityFileReader &file) {
   }
   std::printf("closure (row sums): min %.6f  mean %.6f  max %.6f\n", mn, n ? total / n : 0.0, mx);
   if (negatives || nonFinite) std::printf("WARNING: %lld negative and %lld non-finite entries\n", negatives, nonFinite);
-  // Reciprocity A_i F_ij = A_j F_ji needs the whole matrix: only for matrices up to 1 GiB.
-  if (n * n * 8 <= (1LL << 30)) {
+  // Reciprocity A_i F_ij = A_j F_ji needs the whole matrix: only for matrices up to 1 GiB that also fit in half
+  // of the memory this node has available (memory_budget.h).
+  const double matrixBytes = double(n) * double(n) * 8;
+  if (matrixBytes <= double(1LL << 30) && matrixBytes <= ReadNodeMemory().bytes / 2) {
     const std::vector<double> F = file.ReadFormFactorRows(0, n);
     double worst = 0, sumRel = 0, sumAbs = 0, sumEnergy = 0;
     long long pairs = 0;
@@ -64,7 +67,9 @@ void PrintFormFactorSummary(const RadiosityFileReader &file) {
                 "energy-weighted %.3g\n",
                 pairs ? sumRel / pairs : 0.0, worst, pairs, sumEnergy > 0 ? 2 * sumAbs / sumEnergy : 0.0);
   } else {
-    std::printf("reciprocity: not checked (matrix larger than 1 GiB)\n");
+    std::printf("reciprocity: not checked (the matrix, %s as float64, is larger than 1 GiB or half the node's "
+                "available memory)\n",
+                FormatBytes(matrixBytes).c_str());
   }
 }
 

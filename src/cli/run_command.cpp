@@ -12,7 +12,6 @@
 #include "cli/form_factor_job.h"
 #include "cli/render_step.h"
 #include "cli/solve_step.h"
-#include "raw_matrix.h"
 #include "util/agree.h"
 #include "util/error.h"
 
@@ -29,14 +28,6 @@ struct RunOptions {
 };
 
 std::string In(const std::string &dir, const char *name) { return (std::filesystem::path(dir) / name).string(); }
-
-void MakeOutputDir(const std::string &dir) {
-  OnRankZero(MPI_COMM_WORLD, [&] {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (!std::filesystem::is_directory(dir, ec)) throw InputError(dir + ": cannot create the output folder (--output-dir)");
-  });
-}
 
 // A short text summary for people (the JSON timings are for scripts).
 void WriteSummary(const std::string &path, const FormFactorJob &job, const SolverResult &result,
@@ -62,8 +53,9 @@ void WriteSummary(const std::string &path, const FormFactorJob &job, const Solve
 
 int Run(RunOptions o) {
   ResolveBackend(MPI_COMM_WORLD, o.formFactors.backend);  // a missing GPU fails before anything is created
-  MakeOutputDir(o.outputDir);
+  const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
   o.formFactors.timings = In(o.outputDir, "timings.json");
+  if (o.raw) o.formFactors.raw = In(o.outputDir, "formfactors");
   o.render.png = In(o.outputDir, "image.png");
   o.render.exr = In(o.outputDir, "image.exr");
   if (o.ply) o.render.ply = In(o.outputDir, "radiosity.ply");
@@ -78,7 +70,7 @@ int Run(RunOptions o) {
 
   SolverResult result;
   try {
-    result = SolveStep(o.solve, patches, job.Rows(), job.LocalRows().data(), nullptr, job.Timers(), quiet);
+    result = SolveStep(o.solve, patches, job.Rows(), job.F64(), job.F32(), job.Timers(), quiet);
   } catch (const SolveFailed &e) {
     if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
     return kExitNotConverged;
@@ -93,8 +85,7 @@ int Run(RunOptions o) {
     if (o.saveFormFactors) job.WriteFormFactors(writer);
     writer.WriteRadiosity(result.radiance, result.residuals, SolverAttributes(o.solve, result));
     writer.Commit();
-    if (o.raw) WriteRawMatrix(MPI_COMM_WORLD, In(o.outputDir, "formfactors"), job.PatchCount(), job.Rows(),
-                              job.LocalRows());
+    if (o.raw) job.WriteRaw(o.formFactors.raw);
   }
   RenderStep(o.render, patches, result.radiance, o.formFactors.input, job.Timers(), quiet);
 

@@ -8,6 +8,7 @@
 #include "cli/formfactor_source.h"
 #include "cli/solve_step.h"
 #include "util/error.h"
+#include "util/memory_budget.h"
 
 namespace rad {
 
@@ -20,6 +21,7 @@ struct SolveCommandOptions {
   int threads = 0;
   bool quiet = false;
   std::string backend = "auto";
+  std::string memoryLimit;
   SolveStepOptions step;
 };
 
@@ -35,14 +37,19 @@ int RunSolveCommand(SolveCommandOptions o) {
   const Distribution distribution = ParseDistribution(o.distribution);
 
   FormFactorInput in;
+  MemoryBudget memory;
   {
     ScopedPhase phase(timers, "input I/O");
-    in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, o.strict, distribution);
+    in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, o.strict, distribution,
+                            CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, distribution, {}, memory));
   }
   if (WorldRank() == 0 && !o.quiet)
-    std::fprintf(stderr, "radiosity: %s (%s): %lld patches, F as %s, %d rank(s) x %d thread(s)\n",
+    std::fprintf(stderr,
+                 "radiosity: %s (%s): %lld patches, F as %s, %d rank(s) x %d thread(s), %.1f MiB of F per rank "
+                 "(%.1f MiB needed in all; %s)\n",
                  o.formfactors.c_str(), in.layout.c_str(), in.PatchCount(), in.f32.empty() ? "float64" : "float32",
-                 WorldSize(), threads);
+                 WorldSize(), threads, double(in.f64.size() * 8 + in.f32.size() * 4) / (1 << 20),
+                 memory.needBytes / (1 << 20), memory.Describe().c_str());
   AnnounceBackend(MPI_COMM_WORLD, o.backend, o.step.backend, o.quiet);
 
   SolverResult result;
@@ -97,6 +104,7 @@ CommandRunner AddSolveCommand(CLI::App &app) {
   cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
   cmd->add_flag("--quiet", o->quiet, "No progress lines");
   AddBackendOption(*cmd, o->backend);
+  AddMemoryLimitOption(*cmd, o->memoryLimit);
   return [o]() { return RunSolveCommand(*o); };
 }
 

@@ -115,12 +115,7 @@ int RunValidate(ValidateOptions o) {
     const bool exists = std::filesystem::is_regular_file(o.formFactors.input, ec);
     AgreeOrThrow(exists, o.formFactors.input + ": no such scene file (--input)");
   }
-  OnRankZero(MPI_COMM_WORLD, [&] {
-    std::error_code ec;
-    std::filesystem::create_directories(o.outputDir, ec);
-    if (!std::filesystem::is_directory(o.outputDir, ec))
-      throw InputError(o.outputDir + ": cannot create the output folder (--output-dir)");
-  });
+  const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
   ValidationReport report;
   report.input = o.formFactors.input;
   report.ranks = WorldSize();
@@ -156,7 +151,7 @@ int RunValidate(ValidateOptions o) {
   begin = Now();
   SolverResult result;
   try {
-    result = SolveStep(o.solve, patches, job.Rows(), job.LocalRows().data(), nullptr, job.Timers(), quiet);
+    result = SolveStep(o.solve, patches, job.Rows(), job.F64(), job.F32(), job.Timers(), quiet);
   } catch (const SolveFailed &e) {
     if (rank == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
     return kExitNotConverged;

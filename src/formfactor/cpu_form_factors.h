@@ -62,9 +62,15 @@ struct FormFactorCounters {
 // Fills `out` (rows.size() x N, row-major) with F for the given rows (ascending). Phases go to `timers` as
 // "form-factor kernel", "visibility rays" and "pair exchange". With `owners`, the other rows are held by the
 // other ranks of owners->comm, each calling this collectively with its own rows, and pairs across two ranks
-// are computed once (pair_exchange.h); without, the given rows are all there is.
+// are computed once (pair_exchange.h); without, the given rows are all there is. Every entry is computed in
+// double; float rows hold each entry rounded once, when it is final (before --normalize-rows, which then scales
+// the float values), so that they are the double rows rounded to float. With `owners`, a failed allocation of
+// the rows or the exchange's buffer is an InputError on every rank.
 void ComputeRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const std::vector<long long> &rows,
                     const FormFactorOptions &options, std::vector<double> &out, PhaseTimers &timers,
+                    FormFactorCounters &counters, bool showProgress, const RowOwners *owners = nullptr);
+void ComputeRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const std::vector<long long> &rows,
+                    const FormFactorOptions &options, std::vector<float> &out, PhaseTimers &timers,
                     FormFactorCounters &counters, bool showProgress, const RowOwners *owners = nullptr);
 
 }  // namespace rad

@@ -14,6 +14,13 @@ void NormalizeRow(double *row, long long n) {
     for (long long j = 0; j < n; ++j) row[j] /= sum;
 }
 
+void NormalizeRow(float *row, long long n) {
+  double sum = 0;
+  for (long long j = 0; j < n; ++j) sum += row[j];
+  if (sum > 0)
+    for (long long j = 0; j < n; ++j) row[j] = float(double(row[j]) / sum);
+}
+
 void ComputeRowsWithPairKernels(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
                                 const FormFactorOptions &options, std::vector<double> &out,
                                 FormFactorCounters &counters) {

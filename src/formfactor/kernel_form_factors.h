@@ -20,5 +20,7 @@ void ComputeRowsWithPairKernels(const FormFactorGeometry &g, const FlatBvh &bvh,
 
 // Scales each row to sum to 1 (the reference paper's --normalize-rows); shared by the backends.
 void NormalizeRow(double *row, long long n);
+// The same for a row held in float: summed and divided in double, each entry rounded once.
+void NormalizeRow(float *row, long long n);
 
 }  // namespace rad

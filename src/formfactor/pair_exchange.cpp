@@ -1,8 +1,12 @@
 #include "formfactor/pair_exchange.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
+#include <type_traits>
 
 #include "formfactor/pair.h"
+#include "util/mpi_check.h"
 
 namespace rad {
 
@@ -15,57 +19,93 @@ int RowOwners::OwnerOf(long long row) const {
   return r;
 }
 
-namespace {
-
-// Messages are split so that no count passes MPI's int, whatever the matrix size.
-constexpr long long kMaxMessage = 1LL << 26;
-
-void SendReceive(MPI_Comm comm, int to, const std::vector<double> &send, int from, std::vector<double> &receive) {
-  const long long sendCount = (long long)send.size(), receiveCount = (long long)receive.size();
-  for (long long done = 0; done < std::max(sendCount, receiveCount); done += kMaxMessage) {
-    const int s = int(std::clamp(sendCount - done, 0LL, kMaxMessage));
-    const int r = int(std::clamp(receiveCount - done, 0LL, kMaxMessage));
-    MPI_Sendrecv(send.data() + std::min(done, sendCount), s, MPI_DOUBLE, to, 0,
-                 receive.data() + std::min(done, receiveCount), r, MPI_DOUBLE, from, 0, comm, MPI_STATUS_IGNORE);
+template <typename T>
+ReverseEntries<T>::ReverseEntries(const RowOwners &owners, int rank, const std::vector<long long> &rows)
+    : rows_(rows.size()) {
+  const long long n = owners.patchCount;
+  owner_.resize(size_t(n));
+  for (long long j = 0; j < n; ++j) owner_[size_t(j)] = owners.OwnerOf(j);
+  if (owners.ranks <= 1) {  // nothing is held elsewhere
+    start_.assign(rows_ + 1, 0);
+    return;
   }
+  // Count, then place: each part's size first (row r writes only its own counts), then where each begins.
+  start_.assign(size_t(owners.ranks) * rows_ + 1, 0);
+  tbb::parallel_for(size_t(0), rows_, [&](size_t r) {
+    for (long long j = 0; j < n; ++j) {
+      const int owner = owner_[size_t(j)];
+      if (owner != rank && ComputesPair(rows[r], j)) ++start_[size_t(owner) * rows_ + r];
+    }
+  });
+  long long total = 0;
+  for (long long &s : start_) {
+    const long long count = s;
+    s = total;
+    total += count;
+  }
+  values_.assign(size_t(total), T(0));
 }
 
-}  // namespace
-
-void ExchangeReverseEntries(const RowOwners &owners, const std::vector<long long> &rows, ReverseEntries &computed,
-                            std::vector<double> &out) {
+template <typename T>
+void ExchangeReverseEntries(const RowOwners &owners, const std::vector<long long> &rows, ReverseEntries<T> &computed,
+                            std::vector<T> &out) {
+  static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>, "F is held as double or float");
+  const MPI_Datatype type = std::is_same_v<T, double> ? MPI_DOUBLE : MPI_FLOAT;
   int rank = 0;
   MPI_Comm_rank(owners.comm, &rank);
   const long long n = owners.patchCount;
-  std::vector<int> owner(static_cast<size_t>(n));
-  for (long long j = 0; j < n; ++j) owner[size_t(j)] = owners.OwnerOf(j);
-  // Per destination, in the order it expects: this rank's rows i, then its rows j.
-  std::vector<std::vector<double>> send(static_cast<size_t>(owners.ranks));
-  for (size_t r = 0; r < rows.size(); ++r) {
-    size_t k = 0;
-    for (long long j = 0; j < n; ++j)
-      if (owner[size_t(j)] != rank && ComputesPair(rows[r], j))
-        send[size_t(owner[size_t(j)])].push_back(computed[r][k++]);
-    std::vector<double>().swap(computed[r]);
-  }
+  const size_t local = rows.size();
+  std::vector<T> chunk;
+  std::vector<MPI_Request> sends;
   // Ring order: in step s every rank sends to rank + s and receives from rank - s, so each step pairs all ranks.
   for (int step = 1; step < owners.ranks; ++step) {
     const int to = (rank + step) % owners.ranks, from = (rank - step + owners.ranks) % owners.ranks;
-    // What `from` computed for this rank's rows, in its order: its rows i, then this rank's rows j.
+    // Outgoing: the part for `to`, as it lies, in messages of at most kExchangeChunkEntries values.
+    const long long sendBegin = computed.start_[size_t(to) * local];
+    const long long sendEnd = computed.start_[size_t(to + 1) * local];
+    sends.clear();
+    sends.reserve(size_t((sendEnd - sendBegin + kExchangeChunkEntries - 1) / kExchangeChunkEntries));
+    for (long long done = sendBegin; done < sendEnd; done += kExchangeChunkEntries) {
+      sends.emplace_back();
+      RAD_MPI(MPI_Isend(computed.values_.data() + done, int(std::min(kExchangeChunkEntries, sendEnd - done)), type,
+                        to, 0, owners.comm, &sends.back()));
+    }
+    // Incoming: what `from` computed for this rank's rows, in its order: its rows i, then this rank's rows j.
     const std::vector<long long> theirs = OwnedRows(n, from, owners.ranks, owners.distribution);
-    auto forEachIncoming = [&](auto &&use) {
-      for (long long i : theirs)
-        for (size_t r = 0; r < rows.size(); ++r)
-          if (ComputesPair(i, rows[r])) use(r, i);
+    long long incoming = 0;
+    for (long long i : theirs)
+      for (size_t r = 0; r < local; ++r) incoming += ComputesPair(i, rows[r]) ? 1 : 0;
+    size_t a = 0, r = 0;  // the next (row of theirs, row of this rank) to consider
+    auto place = [&](T value) {
+      for (;;) {
+        if (r == local) {
+          r = 0;
+          ++a;
+        }
+        const long long i = theirs[a];
+        const size_t mine = r++;
+        if (ComputesPair(i, rows[mine])) {
+          out[mine * size_t(n) + size_t(i)] = value;
+          return;
+        }
+      }
     };
-    size_t incoming = 0;
-    forEachIncoming([&](size_t, long long) { ++incoming; });
-    std::vector<double> receive(incoming);
-    SendReceive(owners.comm, to, send[size_t(to)], from, receive);
-    std::vector<double>().swap(send[size_t(to)]);
-    size_t k = 0;
-    forEachIncoming([&](size_t r, long long i) { out[r * size_t(n) + size_t(i)] = receive[k++]; });
+    chunk.resize(size_t(std::min(incoming, kExchangeChunkEntries)));
+    for (long long done = 0; done < incoming; done += kExchangeChunkEntries) {
+      const int count = int(std::min(kExchangeChunkEntries, incoming - done));
+      RAD_MPI(MPI_Recv(chunk.data(), count, type, from, 0, owners.comm, MPI_STATUS_IGNORE));
+      for (int k = 0; k < count; ++k) place(chunk[size_t(k)]);
+    }
+    RAD_MPI(MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
   }
+  computed = ReverseEntries<T>();
 }
+
+template class ReverseEntries<double>;
+template class ReverseEntries<float>;
+template void ExchangeReverseEntries(const RowOwners &, const std::vector<long long> &, ReverseEntries<double> &,
+                                     std::vector<double> &);
+template void ExchangeReverseEntries(const RowOwners &, const std::vector<long long> &, ReverseEntries<float> &,
+                                     std::vector<float> &);
 
 }  // namespace rad

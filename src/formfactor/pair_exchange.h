@@ -25,14 +25,39 @@ struct RowOwners {
   int OwnerOf(long long row) const;
 };
 
-// The entries (j, i) a rank computed for rows j held elsewhere: for each of its rows i (in the order of
-// `rows`), the values F_ji for the rows j of other ranks with ComputesPair(i, j), j ascending (only values:
-// the columns follow from the distribution). ExchangeReverseEntries sends them to j's owner (emptying
-// `computed` as it packs) and writes what the others computed for this rank's rows into `out` (rows.size()
-// x N, row-major); collective over `owners.comm`. Memory: the values once more, about (P-1)/(2P) of the
-// rank's F.
-using ReverseEntries = std::vector<std::vector<double>>;
-void ExchangeReverseEntries(const RowOwners &owners, const std::vector<long long> &rows, ReverseEntries &computed,
-                            std::vector<double> &out);
+// Entries travel in messages of at most this many values; the receiving side holds one such chunk at a time.
+constexpr long long kExchangeChunkEntries = 1LL << 22;
+
+// The entries (j, i) a rank computes for rows j held elsewhere, in one buffer laid out as they are sent: by
+// destination rank, then the rank's rows i in the order of `rows`, then j ascending. Each destination's part is
+// sent as it lies, so the exchange needs no second copy: its memory is these values (about (P-1)/(2P) of the
+// rank's F; MemoryModel::ExchangeEntries bounds it) and one received chunk. T is the type F is held in.
+template <typename T>
+class ReverseEntries {
+ public:
+  ReverseEntries() = default;
+  // Sizes every (destination, row) part from the distribution (rows.size() x N steps) and allocates the values.
+  ReverseEntries(const RowOwners &owners, int rank, const std::vector<long long> &rows);
+
+  // Where row r's entries for the rows of rank `owner` start (ascending j, one per j with ComputesPair).
+  T *Part(int owner, size_t r) { return values_.data() + start_[size_t(owner) * rows_ + r]; }
+  int OwnerOf(long long j) const { return owner_[size_t(j)]; }
+  size_t Size() const { return values_.size(); }
+
+ private:
+  template <typename U>
+  friend void ExchangeReverseEntries(const RowOwners &, const std::vector<long long> &, ReverseEntries<U> &,
+                                     std::vector<U> &);
+  size_t rows_ = 0;
+  std::vector<int> owner_;          // per row of F
+  std::vector<long long> start_;    // per (owner, local row), owner-major, and the end
+  std::vector<T> values_;
+};
+
+// Sends every rank its part of `computed` and writes what the others computed for this rank's rows into `out`
+// (rows.size() x N, row-major); collective over `owners.comm`. Releases `computed`.
+template <typename T>
+void ExchangeReverseEntries(const RowOwners &owners, const std::vector<long long> &rows, ReverseEntries<T> &computed,
+                            std::vector<T> &out);
 
 }  // namespace rad

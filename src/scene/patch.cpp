@@ -167,6 +167,7 @@ Meshing ResolveMeshing(const Scene &scene, const Meshing &meshing) {
   for (const Face &f : scene.faces) anyPatch = anyPatch || !scene.materials[size_t(f.material)].obstruction;
   if (!anyPatch) throw InputError(scene.path + ": no patches: every polygon is an obstruction");
   if (m.patches < 0) throw InputError("--patches must be positive");
+  if (m.maxPatchSize > 0) m.subdiv = 0;  // by size: `run`'s default level does not apply
   if (m.patches == 0) return m;
   long long pieces = 0;
   for (const Face &f : scene.faces) pieces += scene.materials[size_t(f.material)].obstruction ? 0 : PieceCount(f);
