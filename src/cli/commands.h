@@ -55,6 +55,9 @@ class OutputFolder {
   std::string dir_;
   bool made_ = false;  // rank 0 only
 };
+// InputError if a material of `scene` is two-sided: the path tracer and the VPL renderer trace one of a plate's
+// two coincident sides at random and would draw it half black (`command` names the renderer in the message).
+void RefuseTwoSidedPlates(const Scene &scene, const std::string &command);
 // Prints the scene's warnings (Scene::warnings) once, from rank 0, unless `quiet`.
 void ReportSceneWarnings(const Scene &scene, bool quiet);
 // CheckOutputPath for an image, and its extension first (ImageFormatOf: .png or .exr); `exrOnly` for --exr,

@@ -57,6 +57,14 @@ int DefaultThreadsPerRank(int requested, std::string *note) {
 
 void AgreeOrThrow(bool ok, const std::string &message) { AgreeOrThrow(MPI_COMM_WORLD, ok, message); }
 
+void RefuseTwoSidedPlates(const Scene &scene, const std::string &command) {
+  for (const Material &m : scene.materials)
+    if (m.twoSided)
+      throw InputError(scene.path + ": material '" + m.name + "' is two_sided, which " + command +
+                       " does not support yet (its rays meet the plate's two coincident sides in either order); "
+                       "form factors, solve and render do");
+}
+
 void ReportSceneWarnings(const Scene &scene, bool quiet) {
   if (WorldRank() != 0 || quiet) return;
   for (const std::string &warning : scene.warnings) std::fprintf(stderr, "radiosity: warning: %s\n", warning.c_str());

@@ -91,6 +91,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
     ScopedPhase phase(timers, "scene load");
     scene = LoadScene(o.input, SceneLoadOptions{o.strict});  // every rank reads it; a bad file fails alike
     ReportSceneWarnings(scene, o.quiet);
+    RefuseTwoSidedPlates(scene, "pathtrace");
     meshing = ResolveMeshing(scene, o.meshing);
     if (CountPatches(scene, meshing) > std::numeric_limits<int32_t>::max())
       throw InputError(o.input + ": " + meshing.Describe() + " gives too many patches");

@@ -115,6 +115,9 @@ int RunValidate(ValidateOptions o) {
     const bool exists = std::filesystem::is_regular_file(o.formFactors.input, ec);
     AgreeOrThrow(exists, o.formFactors.input + ": no such scene file (--input)");
   }
+  // The renderers' checks first: a scene they cannot draw fails before the long form-factor step.
+  const Scene scene = LoadScene(o.formFactors.input, SceneLoadOptions{o.formFactors.strict});
+  RefuseTwoSidedPlates(scene, "validate (its path tracer and VPL renderer)");
   const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
   ValidationReport report;
   report.input = o.formFactors.input;
@@ -136,7 +139,6 @@ int RunValidate(ValidateOptions o) {
   report.cameraHow = how;
   report.width = camera.width;
   report.height = camera.height;
-  const Scene scene = LoadScene(o.formFactors.input, SceneLoadOptions{o.formFactors.strict});
   VplOptions vplOptions;
   vplOptions.paths = o.vpls;
   // --seed drives all the random numbers: form factors, path tracer, VPLs (the radiosity image keeps `run`'s

@@ -42,6 +42,7 @@ int RunVplCommand(VplCommandOptions o) {
     ScopedPhase phase(timers, "input I/O");
     const Scene scene = LoadScene(o.input, SceneLoadOptions{o.strict});  // every rank; a bad scene fails alike
     ReportSceneWarnings(scene, o.quiet);
+    RefuseTwoSidedPlates(scene, "vpl");
     patches = MakePatches(scene, 0);
   }
   std::string how;
