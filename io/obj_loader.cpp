@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "scene/scene.h"
+#include "scene_readers.h"
 #include "util/error.h"
 #include "util/vec3.h"
 
@@ -36,14 +38,21 @@ constexpr double kParseAgreement = 1e-9;        // tinyobjloader's number parser
 constexpr size_t kMaxCorners = 255;             // tinyobjloader stores corner counts as unsigned char
 constexpr double kPi = 3.14159265358979323846;
 
-[[noreturn]] void Fail(const std::string &file, int line, const std::string &problem) {
-  std::string message = file;
-  if (line > 0) message += ":" + std::to_string(line);
-  message += ": " + problem;
+// `where` is the file, with ":line" when known.
+[[noreturn]] void FailAt(const std::string &where, const std::string &problem) {
+  std::string message = where + ": " + problem;
   // The contract is one line per error, whatever odd bytes a name may carry.
   std::replace(message.begin(), message.end(), '\n', ' ');
   std::replace(message.begin(), message.end(), '\r', ' ');
   throw InputError(message);
+}
+
+std::string FileAndLine(const std::string &file, int line) {
+  return line > 0 ? file + ":" + std::to_string(line) : file;
+}
+
+[[noreturn]] void Fail(const std::string &file, int line, const std::string &problem) {
+  FailAt(FileAndLine(file, line), problem);
 }
 
 std::string Quote(const std::string &text) { return "'" + text + "'"; }
@@ -56,7 +65,8 @@ std::string Format(Vec3 v) {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
-// Fails with a reason instead of returning partial text: an unreadable file must not look like an empty one.
+}  // namespace
+
 std::string ReadWholeFile(const std::string &path, std::string *problem) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
@@ -82,6 +92,8 @@ std::string ReadWholeFile(const std::string &path, std::string *problem) {
   problem->clear();
   return content.str();
 }
+
+namespace {
 
 // Splits lines the way tinyobjloader does (\n, \r\n and a lone \r each end one) so that line numbers agree,
 // and removes what neither parser should see: a UTF-8 byte order mark (it would hide the first statement),
@@ -720,14 +732,15 @@ double Diameter(const std::vector<Vec3> &corners) {
   return diameter;
 }
 
-void CheckPolygon(const std::string &file, const Face &face, double minArea) {
+// `where(index)`: the file and the polygon's line (OBJ) or number, as the message starts.
+void CheckPolygon(const std::function<std::string(size_t)> &where, size_t index, const Face &face, double minArea) {
   const std::vector<Vec3> &p = face.corners;
   const size_t n = p.size();
   const double diameter = Diameter(p);
   for (size_t i = 0; i < n; ++i) {
     if (Length(p[(i + 1) % n] - p[i]) <= kRepeatedVertexFactor * diameter) {
-      Fail(file, face.line, "degenerate polygon: repeated vertex (corners " + std::to_string(i + 1) + " and " +
-                                std::to_string((i + 1) % n + 1) + " coincide)");
+      FailAt(where(index), "degenerate polygon: repeated vertex (corners " + std::to_string(i + 1) + " and " +
+                               std::to_string((i + 1) % n + 1) + " coincide)");
     }
   }
   const Vec3 newell = NewellNormal(p);
@@ -735,7 +748,7 @@ void CheckPolygon(const std::string &file, const Face &face, double minArea) {
   if (!(area > minArea)) {
     std::ostringstream problem;
     problem << "zero-area polygon (area " << area << ")";
-    Fail(file, face.line, problem.str());
+    FailAt(where(index), problem.str());
   }
   if (n == 3) return;
   const Vec3 normal = newell / Length(newell);
@@ -748,7 +761,7 @@ void CheckPolygon(const std::string &file, const Face &face, double minArea) {
       std::ostringstream problem;
       problem << "non-planar polygon (corner " << i + 1 << " is " << offset << " off the plane, limit "
               << kPlanarityFactor * diameter << ")";
-      Fail(file, face.line, problem.str());
+      FailAt(where(index), problem.str());
     }
   }
   // Every corner must turn the same way as the Newell normal; the turns must add up to one revolution, which
@@ -760,15 +773,17 @@ void CheckPolygon(const std::string &file, const Face &face, double minArea) {
     const double sine = Dot(Cross(in, out), normal);
     const double limit = kCollinearSine * Length(in) * Length(out);
     if (std::fabs(sine) <= limit) {
-      Fail(file, face.line, "degenerate polygon: collinear edges at corner " + std::to_string(i + 1));
+      FailAt(where(index), "degenerate polygon: collinear edges at corner " + std::to_string(i + 1));
     }
-    if (sine < 0) Fail(file, face.line, "non-convex polygon (reflex corner " + std::to_string(i + 1) + ")");
+    if (sine < 0) FailAt(where(index), "non-convex polygon (reflex corner " + std::to_string(i + 1) + ")");
     turning += std::atan2(sine, Dot(in, out));
   }
-  if (turning > 3 * kPi) Fail(file, face.line, "non-convex polygon (self-intersecting)");
+  if (turning > 3 * kPi) FailAt(where(index), "non-convex polygon (self-intersecting)");
 }
 
-void ValidateGeometry(const std::string &file, const std::vector<Face> &faces) {
+}  // namespace
+
+void ValidatePolygons(const std::vector<Face> &faces, const std::function<std::string(size_t)> &where) {
   Vec3 lo = faces.front().corners.front();
   Vec3 hi = lo;
   for (const Face &face : faces) {
@@ -778,8 +793,10 @@ void ValidateGeometry(const std::string &file, const std::vector<Face> &faces) {
     }
   }
   const double minArea = kZeroAreaFactor * LengthSquared(hi - lo);
-  for (const Face &face : faces) CheckPolygon(file, face, minArea);
+  for (size_t i = 0; i < faces.size(); ++i) CheckPolygon(where, i, faces[i], minArea);
 }
+
+namespace {
 
 std::string DirectoryOf(const std::string &path) {
   const size_t slash = path.find_last_of('/');
@@ -788,7 +805,7 @@ std::string DirectoryOf(const std::string &path) {
 
 }  // namespace
 
-Scene LoadScene(const std::string &objPath) {
+Scene LoadObjScene(const std::string &objPath) {
   std::string problem;
   const std::string content = ReadWholeFile(objPath, &problem);
   if (!problem.empty()) Fail(objPath, 0, problem);
@@ -823,7 +840,8 @@ Scene LoadScene(const std::string &objPath) {
   const std::vector<int> sceneIndex = BuildMaterials(materials, reader.Origins(), &scene.materials, &scene.warnings);
   scene.faces = BuildFaces(objPath, obj, shapes, attrib, materials, sceneIndex);
   if (scene.faces.empty()) Fail(objPath, 0, "no faces (empty scene)");
-  ValidateGeometry(objPath, scene.faces);
+  ValidatePolygons(scene.faces, [&](size_t i) { return FileAndLine(objPath, scene.faces[i].line); });
+  scene.sources = {objPath};
   return scene;
 }
 
