@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "scene/scene.h"
 
@@ -24,6 +25,20 @@ CommandRunner AddExportCommand(CLI::App &app);
 CommandRunner AddPathTraceCommand(CLI::App &app);
 CommandRunner AddVplCommand(CLI::App &app);
 CommandRunner AddValidateCommand(CLI::App &app);
+
+// The scene a command reads: --input (one or more files, one scene) and --materials.
+struct SceneInput {
+  std::vector<std::string> files;
+  std::string materials;  // JSON materials file, or empty
+  // The files joined by ", ": for messages, summaries, reports (one file: its path).
+  std::string Label() const;
+  // The files one per line: the HDF5 `input` attribute (one file: its path); h5py's str.splitlines() parts it.
+  std::string Attribute() const;
+};
+// --input and --materials; `help` describes what the scene is for.
+void AddSceneInputOptions(CLI::App &cmd, SceneInput &o, const std::string &help, bool required);
+// LoadScene(o.files, o.materials).
+Scene LoadSceneInput(const SceneInput &o);
 
 // Shared helpers for commands.
 int WorldRank();

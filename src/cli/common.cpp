@@ -55,6 +55,34 @@ int DefaultThreadsPerRank(int requested, std::string *note) {
   return std::max(1, std::min(share, allowed));
 }
 
+namespace {
+
+std::string Join(const std::vector<std::string> &parts, const char *separator) {
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) text += (i > 0 ? separator : "") + parts[i];
+  return text;
+}
+
+}  // namespace
+
+std::string SceneInput::Label() const { return Join(files, ", "); }
+
+std::string SceneInput::Attribute() const { return Join(files, "\n"); }
+
+void AddSceneInputOptions(CLI::App &cmd, SceneInput &o, const std::string &help, bool required) {
+  auto *input = cmd.add_option("--input", o.files,
+                               help + ": OBJ (with its MTL), STL, PLY, OFF or glTF (.gltf, .glb), by the extension; "
+                                      "several files (--input A B, or --input A --input B) make one scene");
+  if (required) input->required();
+  auto *materials = cmd.add_option(
+      "--materials", o.materials,
+      "JSON materials by name for the STL, PLY, OFF and glTF files: {\"name\": {\"Kd\": [r, g, b], "
+      "\"Ke\": [r, g, b]}}; a name is an object's (STL solid, glTF node or mesh), a glTF material's or a file's");
+  materials->needs(input);
+}
+
+Scene LoadSceneInput(const SceneInput &o) { return LoadScene(o.files, o.materials); }
+
 void AgreeOrThrow(bool ok, const std::string &message) { AgreeOrThrow(MPI_COMM_WORLD, ok, message); }
 
 void ReportSceneWarnings(const Scene &scene, bool quiet) {

@@ -26,11 +26,19 @@ namespace rad {
 namespace {
 
 struct ExportOptions {
-  std::string formfactors, format, output, precision, input;
+  std::string formfactors, format, output, precision;
+  SceneInput input;
   int subdiv = 0;
   double dropBelow = 0;
   bool quiet = false;
 };
+
+// The HDF5 `input` attribute (one scene file per line) on one line: the files joined by ", ".
+std::string OneLine(const std::string &files) {
+  std::string text;
+  for (char c : files) text += c == '\n' ? std::string(", ") : std::string(1, c);
+  return text;
+}
 
 // The attributes that describe how F was computed (method, sampling, closure), from an HDF5 source's
 // /formfactors/F (or /formfactors of a CSR source), so that the CSR file keeps its provenance.
@@ -105,7 +113,7 @@ int RunExport(const ExportOptions &o) {
   if (o.format == "mtx") {
     WriteMatrixMarket(MPI_COMM_WORLD, o.output, rows, counts,
                       {"radiosity form factors: F[i][j] = fraction of the energy leaving patch i that reaches patch j",
-                       "source: " + o.formfactors + " (" + in.layout + ")", "scene: " + in.scene,
+                       "source: " + o.formfactors + " (" + in.layout + ")", "scene: " + OneLine(in.scene),
                        "patches: " + std::to_string(n),
                        std::string("drop-below: ") + threshold + " (entries with |F_ij| below it left out)"});
   } else if (o.format == "petsc") {
@@ -186,7 +194,7 @@ CommandRunner AddExportCommand(CLI::App &app) {
   cmd->add_option("--precision", o->precision, "csr only: stored precision of data, double or float "
                   "(default: that of the source)")
       ->check(CLI::IsMember({"double", "float"}));
-  cmd->add_option("--input", o->input, "Scene (OBJ) of a raw, MatrixMarket or PETSc source: its patches");
+  AddSceneInputOptions(*cmd, o->input, "Scene of a raw, MatrixMarket or PETSc source (its patches)", false);
   cmd->add_option("--subdiv", o->subdiv, "Subdivision of such a source")->capture_default_str()
       ->check(CLI::Range(0, 10));
   cmd->add_flag("--quiet", o->quiet, "No progress lines (the summary still goes to stdout)");

@@ -22,7 +22,7 @@
 namespace rad {
 
 void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias) {
-  cmd.add_option("--input", o.input, "Scene: OBJ file (with its MTL)")->required();
+  AddSceneInputOptions(cmd, o.input, "Scene", true);
   cmd.add_option("--subdiv", o.subdiv, "Split every polygon into 4^K patches")->capture_default_str()
       ->check(CLI::Range(0, 10));
   cmd.add_option("--visibility", o.visibility,
@@ -62,20 +62,20 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options) : o_(std::move(option
 }
 
 // Polygons passing through each other are a mesh problem the user should know of: how many pairs, and the first
-// few by polygon number (0-based, as in /patches/face) and OBJ line.
+// few by polygon number (0-based, as in /patches/face) and OBJ line (or file and face).
 void FormFactorJob::ReportInterpenetrations() const {
   const Interpenetrations &x = geometry_.interpenetrations;
   if (WorldRank() != 0 || o_.quiet || x.pairCount == 0) return;
   std::string list;
   for (const auto &[f, g] : x.first) {
     if (!list.empty()) list += ", ";
-    list += std::to_string(f) + " (line " + std::to_string(scene_.faces[size_t(f)].line) + ") and " +
-            std::to_string(g) + " (line " + std::to_string(scene_.faces[size_t(g)].line) + ")";
+    list += std::to_string(f) + " (" + FaceOrigin(scene_, size_t(f)) + ") and " + std::to_string(g) + " (" +
+            FaceOrigin(scene_, size_t(g)) + ")";
   }
   std::fprintf(stderr,
                "radiosity: warning: %s: %lld pair(s) of polygons pass through each other, e.g. polygons %s; the "
                "closed surfaces they belong to are treated as open\n",
-               o_.input.c_str(), static_cast<long long>(x.pairCount), list.c_str());
+               o_.input.Label().c_str(), static_cast<long long>(x.pairCount), list.c_str());
 }
 
 void FormFactorJob::Run() {
@@ -84,18 +84,18 @@ void FormFactorJob::Run() {
   backend_ = ResolveBackend(MPI_COMM_WORLD, o_.backend);
   {
     ScopedPhase phase(timers_, "scene load");
-    scene_ = LoadScene(o_.input);  // every rank reads it; a bad file fails on every rank alike
+    scene_ = LoadSceneInput(o_.input);  // every rank reads it; a bad file fails on every rank alike
     ReportSceneWarnings(scene_, o_.quiet);
   }
   const long long patchCount = CountPatches(scene_, o_.subdiv);
   if (patchCount > std::numeric_limits<int32_t>::max())
-    throw InputError(o_.input + ": --subdiv " + std::to_string(o_.subdiv) + " gives too many patches");
+    throw InputError(o_.input.Label() + ": --subdiv " + std::to_string(o_.subdiv) + " gives too many patches");
   rows_ = OwnedRows(patchCount, rank, size, distribution_);
   const double bytes = double(rows_.size()) * double(patchCount) * 8;
   if (rank == 0 && !o_.quiet && !threadNote_.empty()) std::fprintf(stderr, "radiosity: note: %s\n", threadNote_.c_str());
   if (rank == 0 && !o_.quiet)
     std::fprintf(stderr, "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %.1f MiB of F per rank\n",
-                 o_.input.c_str(), scene_.faces.size(), patchCount, size, threads_, bytes / (1 << 20));
+                 o_.input.Label().c_str(), scene_.faces.size(), patchCount, size, threads_, bytes / (1 << 20));
 
   AnnounceBackend(MPI_COMM_WORLD, o_.backend, backend_, o_.quiet);
   FormFactorOptions ff;
@@ -178,7 +178,7 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
             "than 64 occluders by shadow rays";
   a.strings["visibility"] = o_.visibility;
   a.strings["backend"] = BackendName(backend_);
-  a.strings["input"] = o_.input;
+  a.strings["input"] = o_.input.Attribute();
   a.strings["distribution"] = DistributionName(distribution_);
   a.strings["precision"] = o_.precision;
   a.numbers["subdiv"] = o_.subdiv;
@@ -203,7 +203,8 @@ void FormFactorJob::WriteOutputs() {
   if (!o_.output.empty()) {
     RadiosityFileWriter writer(MPI_COMM_WORLD, o_.output);
     Attributes file;
-    file.strings["input"] = o_.input;
+    file.strings["input"] = o_.input.Attribute();
+    if (!o_.input.materials.empty()) file.strings["materials"] = o_.input.materials;
     writer.WriteFileAttributes(file);
     writer.WritePatches(geometry_.patches);
     WriteFormFactors(writer);
@@ -234,7 +235,7 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   extra.push_back({"patches", std::to_string(PatchCount())});
   extra.push_back({"threads per rank", std::to_string(threads_)});
   extra.push_back({"backend", BackendName(backend_)});
-  extra.push_back({"input", o_.input});
+  extra.push_back({"input", o_.input.Label()});
   timers_.Report(MPI_COMM_WORLD, title, "total", o_.timings, extra);
 }
 

@@ -10,7 +10,7 @@
 
 namespace rad {
 
-FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &scene, int subdiv,
+FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &scene, int subdiv,
                                    Distribution distribution) {
   int format = 0;
   OnRankZero(MPI_COMM_WORLD, [&] {
@@ -21,11 +21,11 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &s
   const MatrixFileFormat f = MatrixFileFormat(format);
   if (f == MatrixFileFormat::kHdf5) return ReadFormFactorsHdf5(MPI_COMM_WORLD, path, distribution);
 
-  if (scene.empty())
+  if (scene.files.empty())
     throw InputError(path + ": a " + std::string(MatrixFileFormatName(f)) + " matrix file" +
                      (f == MatrixFileFormat::kRaw ? " (not HDF5, MatrixMarket or PETSc, so read as raw)" : "") +
                      " holds no patches: give --input (and --subdiv) for the scene it was computed for");
-  std::vector<Patch> patches = MakePatches(LoadScene(scene), subdiv);  // every rank; a bad scene fails alike
+  std::vector<Patch> patches = MakePatches(LoadSceneInput(scene), subdiv);  // every rank; a bad scene fails alike
   FormFactorInput in;
   switch (f) {
     case MatrixFileFormat::kMatrixMarket:
@@ -38,7 +38,7 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &s
       in = ReadFormFactorsRaw(MPI_COMM_WORLD, path, std::move(patches), distribution);
       break;
   }
-  in.scene = scene;
+  in.scene = scene.Attribute();
   return in;
 }
 

@@ -5,14 +5,15 @@
 
 #include <string>
 
+#include "cli/commands.h"
 #include "formfactor/distribution.h"
 #include "formfactor_input.h"
 
 namespace rad {
 
 // Collective (MPI_COMM_WORLD). InputError naming the file for a missing or malformed file, or a non-HDF5 file
-// without `scene`.
-FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &scene, int subdiv,
+// without `scene` files.
+FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &scene, int subdiv,
                                    Distribution distribution);
 
 }  // namespace rad

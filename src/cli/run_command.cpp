@@ -43,7 +43,7 @@ void WriteSummary(const std::string &path, const FormFactorJob &job, const Solve
                   const RunOptions &o, const std::vector<PhaseTimers::Summary> &phases) {
   std::ofstream out(path);
   out << "radiosity run " << RAD_VERSION << "\n";
-  out << "input: " << o.formFactors.input << " (subdiv " << o.formFactors.subdiv << ")\n";
+  out << "input: " << o.formFactors.input.Label() << " (subdiv " << o.formFactors.subdiv << ")\n";
   out << "patches: " << job.PatchCount() << "\n";
   out << "ranks x threads: " << WorldSize() << " x " << job.Threads() << "\n";
   const ClosureStats c = job.Closure();
@@ -87,7 +87,8 @@ int Run(RunOptions o) {
     ScopedPhase phase(job.Timers(), "output I/O");
     RadiosityFileWriter writer(MPI_COMM_WORLD, radiosityPath);
     Attributes file;
-    file.strings["input"] = o.formFactors.input;
+    file.strings["input"] = o.formFactors.input.Attribute();
+    if (!o.formFactors.input.materials.empty()) file.strings["materials"] = o.formFactors.input.materials;
     writer.WriteFileAttributes(file);
     writer.WritePatches(patches);
     if (o.saveFormFactors) job.WriteFormFactors(writer);
@@ -96,7 +97,7 @@ int Run(RunOptions o) {
     if (o.raw) WriteRawMatrix(MPI_COMM_WORLD, In(o.outputDir, "formfactors"), job.PatchCount(), job.Rows(),
                               job.LocalRows());
   }
-  RenderStep(o.render, patches, result.radiance, o.formFactors.input, job.Timers(), quiet);
+  RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), job.Timers(), quiet);
 
   char text[64];
   std::snprintf(text, sizeof text, "%d (%s), residual %.3e", result.iterations, o.solve.solver.c_str(),

@@ -14,7 +14,8 @@ namespace rad {
 namespace {
 
 struct SolveCommandOptions {
-  std::string formfactors, input, output, timings, distribution = "cyclic";
+  std::string formfactors, output, timings, distribution = "cyclic";
+  SceneInput input;
   int subdiv = 0, threads = 0;
   bool quiet = false;
   std::string backend = "auto";
@@ -56,6 +57,7 @@ int RunSolveCommand(SolveCommandOptions o) {
     RadiosityFileWriter writer(MPI_COMM_WORLD, o.output);
     Attributes file;
     file.strings["input"] = in.scene;
+    if (!o.input.materials.empty()) file.strings["materials"] = o.input.materials;
     file.strings["formfactors"] = o.formfactors;
     writer.WriteFileAttributes(file);
     writer.WritePatches(in.patches);
@@ -82,8 +84,8 @@ CommandRunner AddSolveCommand(CLI::App &app) {
                   "Form factors: an HDF5 file of `formfactors` or `export --format csr`, or a raw, MatrixMarket or "
                   "PETSc binary matrix (format found from the file's content; then give --input and --subdiv)")
       ->required();
-  cmd->add_option("--input", o->input,
-                  "Scene (OBJ) a raw, MatrixMarket or PETSc matrix was computed for: its patches and materials");
+  AddSceneInputOptions(*cmd, o->input, "Scene a raw, MatrixMarket or PETSc matrix was computed for (its patches "
+                       "and materials)", false);
   cmd->add_option("--subdiv", o->subdiv, "Subdivision that matrix was computed with")->capture_default_str()
       ->check(CLI::Range(0, 10));
   cmd->add_option("--output", o->output, "HDF5 file to write: /patches and /radiosity (CONTRACTS.md)")->required();

@@ -111,9 +111,11 @@ int RunValidate(ValidateOptions o) {
                      std::to_string(o.samplesPerPixel) + " (the reference must be the better image)");
   ResolveBackend(MPI_COMM_WORLD, o.formFactors.backend);
   {
-    std::error_code ec;
-    const bool exists = std::filesystem::is_regular_file(o.formFactors.input, ec);
-    AgreeOrThrow(exists, o.formFactors.input + ": no such scene file (--input)");
+    for (const std::string &file : o.formFactors.input.files) {
+      std::error_code ec;
+      const bool exists = std::filesystem::is_regular_file(file, ec);
+      AgreeOrThrow(exists, file + ": no such scene file (--input)");
+    }
   }
   OnRankZero(MPI_COMM_WORLD, [&] {
     std::error_code ec;
@@ -122,7 +124,7 @@ int RunValidate(ValidateOptions o) {
       throw InputError(o.outputDir + ": cannot create the output folder (--output-dir)");
   });
   ValidationReport report;
-  report.input = o.formFactors.input;
+  report.input = o.formFactors.input.Label();
   report.ranks = WorldSize();
 
   // 1. Radiosity: form factors, solve, render (the steps of `run`).
@@ -137,11 +139,11 @@ int RunValidate(ValidateOptions o) {
 
   // One camera for all three renderers.
   std::string how;
-  const Camera camera = ChooseCamera(o.render, patches, o.formFactors.input, &how);
+  const Camera camera = ChooseCamera(o.render, patches, o.formFactors.input.Attribute(), &how);
   report.cameraHow = how;
   report.width = camera.width;
   report.height = camera.height;
-  const Scene scene = LoadScene(o.formFactors.input);
+  const Scene scene = LoadSceneInput(o.formFactors.input);
   VplOptions vplOptions;
   vplOptions.paths = o.vpls;
   // --seed drives all the random numbers: form factors, path tracer, VPLs (the radiosity image keeps `run`'s
