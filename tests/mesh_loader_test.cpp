@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -110,14 +111,14 @@ void Put(std::string &bytes, T value) {
   bytes.append(raw, sizeof(T));
 }
 
-std::string BinaryStl(const std::vector<std::vector<int>> &triangles) {
+std::string BinaryStl(const std::vector<std::vector<int>> &triangles, double normalSign = 1) {
   std::string bytes = "binary STL of a box";
   bytes.resize(80, ' ');
   Put(bytes, uint32_t(triangles.size()));
   for (const auto &t : triangles) {
     const Vec3 a = kBox[size_t(t[0])], b = kBox[size_t(t[1])], c = kBox[size_t(t[2])];
     const Vec3 n = rad::Cross(b - a, c - a);  // the facet normal agrees with the winding
-    for (Vec3 p : {n / rad::Length(n), a, b, c}) {
+    for (Vec3 p : {n / rad::Length(n) * normalSign, a, b, c}) {
       Put(bytes, float(p.x));
       Put(bytes, float(p.y));
       Put(bytes, float(p.z));
@@ -144,16 +145,22 @@ std::string AsciiPly(const std::vector<std::vector<int>> &faces) {
   return text;
 }
 
-std::string BinaryPly(const std::vector<std::vector<int>> &faces) {
-  std::string bytes = PlyHeader("binary_little_endian", faces.size());
+std::string BinaryPly(const std::vector<std::vector<int>> &faces, bool bigEndian = false) {
+  std::string bytes = PlyHeader(bigEndian ? "binary_big_endian" : "binary_little_endian", faces.size());
+  auto put = [&](auto value) {
+    std::string raw;
+    Put(raw, value);
+    if (bigEndian) std::reverse(raw.begin(), raw.end());
+    bytes += raw;
+  };
   for (Vec3 v : kBox) {
-    Put(bytes, float(v.x));
-    Put(bytes, float(v.y));
-    Put(bytes, float(v.z));
+    put(float(v.x));
+    put(float(v.y));
+    put(float(v.z));
   }
   for (const auto &f : faces) {
-    Put(bytes, uint8_t(f.size()));
-    for (int i : f) Put(bytes, int32_t(i));
+    put(uint8_t(f.size()));
+    for (int i : f) put(int32_t(i));
   }
   return bytes;
 }
@@ -275,12 +282,18 @@ TEST(MeshLoader, StlAsciiAndBinaryGiveTheObjTrianglesBitForBit) {
     }
     EXPECT_TRUE(stl.warnings.empty()) << stl.warnings.front();
   }
+  // Facet normals against the winding: the winding decides, with a warning.
+  const rad::Scene flipped = rad::LoadScene(dir.Write("flipped.stl", BinaryStl(triangles, -1)));
+  ExpectSamePolygons(flipped, obj);
+  ASSERT_EQ(flipped.warnings.size(), 1u);
+  EXPECT_THAT(flipped.warnings[0], HasSubstr("12 of 12 facets have a stored normal pointing against their winding"));
 }
 
 TEST(MeshLoader, PlyAndOffKeepTheQuadsBitForBit) {
   ScratchDir dir;
   const rad::Scene obj = rad::LoadScene(dir.Write("box.obj", Obj(kQuads)));
   for (const std::string &file : {dir.Write("box.ply", AsciiPly(kQuads)), dir.Write("binary.ply", BinaryPly(kQuads)),
+                                  dir.Write("big.ply", BinaryPly(kQuads, true)),
                                   dir.Write("box.off", Off(kQuads)), dir.Write("box.Off", Off(kQuads))}) {
     SCOPED_TRACE(file);
     const rad::Scene scene = rad::LoadScene(file);
