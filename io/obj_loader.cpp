@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "scene/scene.h"
+#include "scene_readers.h"
 #include "util/error.h"
 #include "util/vec3.h"
 
@@ -31,14 +33,21 @@ namespace {
 constexpr double kParseAgreement = 1e-9;        // tinyobjloader's number parser is not correctly rounded
 constexpr size_t kMaxCorners = 255;             // tinyobjloader stores corner counts as unsigned char
 
-[[noreturn]] void Fail(const std::string &file, int line, const std::string &problem) {
-  std::string message = file;
-  if (line > 0) message += ":" + std::to_string(line);
-  message += ": " + problem;
+// `where` is the file, with ":line" when known.
+[[noreturn]] void FailAt(const std::string &where, const std::string &problem) {
+  std::string message = where + ": " + problem;
   // The contract is one line per error, whatever odd bytes a name may carry.
   std::replace(message.begin(), message.end(), '\n', ' ');
   std::replace(message.begin(), message.end(), '\r', ' ');
   throw InputError(message);
+}
+
+std::string FileAndLine(const std::string &file, int line) {
+  return line > 0 ? file + ":" + std::to_string(line) : file;
+}
+
+[[noreturn]] void Fail(const std::string &file, int line, const std::string &problem) {
+  FailAt(FileAndLine(file, line), problem);
 }
 
 std::string Quote(const std::string &text) { return "'" + text + "'"; }
@@ -51,7 +60,8 @@ std::string Format(Vec3 v) {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
-// Fails with a reason instead of returning partial text: an unreadable file must not look like an empty one.
+}  // namespace
+
 std::string ReadWholeFile(const std::string &path, std::string *problem) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
@@ -77,6 +87,8 @@ std::string ReadWholeFile(const std::string &path, std::string *problem) {
   problem->clear();
   return content.str();
 }
+
+namespace {
 
 // Splits lines the way tinyobjloader does (\n, \r\n and a lone \r each end one) so that line numbers agree,
 // and removes what neither parser should see: a UTF-8 byte order mark (it would hide the first statement),
@@ -700,7 +712,7 @@ std::string DirectoryOf(const std::string &path) {
 
 }  // namespace
 
-Scene LoadScene(const std::string &objPath, const SceneLoadOptions &options) {
+Scene LoadObjScene(const std::string &objPath) {
   std::string problem;
   const std::string content = ReadWholeFile(objPath, &problem);
   if (!problem.empty()) Fail(objPath, 0, problem);
@@ -735,12 +747,6 @@ Scene LoadScene(const std::string &objPath, const SceneLoadOptions &options) {
   const std::vector<int> sceneIndex = BuildMaterials(materials, reader.Origins(), &scene.materials, &scene.warnings);
   scene.faces = BuildFaces(objPath, obj, shapes, attrib, materials, sceneIndex);
   if (scene.faces.empty()) Fail(objPath, 0, "no faces (empty scene)");
-  scene.polygonCount = static_cast<int>(scene.faces.size());
-  scene.repairs = RepairPolygons(&scene, options.strict);
-  for (const std::string &line : scene.repairs.Summary(objPath)) scene.warnings.push_back(line);
-  AddSurfaceRoles(&scene);
-  if (scene.faces.empty()) Fail(objPath, 0, "no usable faces (every one of its " + std::to_string(scene.polygonCount) +
-                                         " polygons is zero-area or degenerate)");
   return scene;
 }
 

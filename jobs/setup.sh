@@ -2,13 +2,13 @@
 # Installs what radiosity needs (Debian 12 packages), configures and builds it in build/.
 # As root on Debian: installs missing packages with apt-get. Otherwise: lists what is missing and stops,
 # so that on a cluster you can load the matching modules (MPI, HDF5 with MPI, Embree 3, TBB, CLI11,
-# GoogleTest, tinyobjloader) and point CMake at them instead.
+# GoogleTest, tinyobjloader, Assimp) and point CMake at them instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libembree-dev libtbb-dev
           libcli11-dev libgtest-dev libgmock-dev libtinyobjloader-dev libstb-dev libtinyexr-dev nlohmann-json3-dev
-          python3-numpy python3-h5py python3-matplotlib python3-scipy)
+          libassimp-dev python3-numpy python3-h5py python3-matplotlib python3-scipy)
 # Only for the test that runs the batch scripts against a throw-away Slurm (tests/cli/test_slurm.py): installed
 # where this script can install packages, otherwise that test is skipped (a cluster has its own Slurm).
 testPackages=(slurm-wlm munge)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "scene/scene.h"
+#include "scratch_dir.h"
 #include "util/error.h"
 
 namespace {
@@ -20,33 +21,9 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 // A fresh directory per test, so that tests cannot see each other's files.
-class ScratchDir {
+class ScratchDir : public rad::test::ScratchDir {
  public:
-  ScratchDir() {
-    std::string pattern = ::testing::TempDir() + "obj_loader_XXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    const char *made = mkdtemp(buffer.data());
-    if (made == nullptr) ADD_FAILURE() << "mkdtemp failed for " << pattern;
-    path_ = made == nullptr ? pattern : std::string(made);
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  ScratchDir(const ScratchDir &) = delete;
-  ScratchDir &operator=(const ScratchDir &) = delete;
-
-  std::string Write(const std::string &name, const std::string &text) const {
-    const std::string file = Path(name);
-    std::ofstream out(file, std::ios::binary);
-    out << text;
-    return file;
-  }
-  std::string Path(const std::string &name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  ScratchDir() : rad::test::ScratchDir("obj_loader") {}
 };
 
 // Four corners of the unit square in z = 0 and a fifth point above it: enough for most bad cases.

@@ -318,6 +318,32 @@ TEST(SurfaceRoles, ObstructionBlocksLikeTheSameSquareButHasNoRowOrColumn) {
   EXPECT_THROW(ResolveMeshing(onlyBlocker, Meshing(0)), InputError);
 }
 
+TEST(SurfaceRoles, MaterialsFileGivesRolesToObjAndStlMaterials) {
+  // An OBJ whose MTL material `plate` the materials file makes two-sided, and an STL square that it makes an
+  // obstruction by its file's name.
+  test::TempFile mtl(".mtl"), obj(".obj"), stl("_blocker.stl"), json(".json");
+  std::ofstream(mtl.path) << "newmtl plate\nKd 0.3 0.4 0.5\n";
+  std::ofstream(obj.path) << "mtllib " << std::filesystem::path(mtl.path).filename().string()
+                          << "\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nusemtl plate\nf 1 2 3 4\n";
+  std::ofstream(stl.path) << "solid s\nfacet normal 0 0 1\nouter loop\nvertex 0 0 1\nvertex 1 0 1\nvertex 0 1 1\n"
+                             "endloop\nendfacet\nendsolid s\n";
+  const std::string stlName = std::filesystem::path(stl.path).filename().string();
+  std::ofstream(json.path) << "{\"plate\": {\"two_sided\": true}, \"" << stlName << "\": {\"obstruction\": true}}";
+  const Scene s = LoadScene(std::vector<std::string>{obj.path, stl.path}, SceneLoadOptions{false, json.path});
+  ASSERT_EQ(s.faces.size(), 3u);  // the plate, its back side, the blocker
+  EXPECT_EQ(s.faces[1].polygon, 0);
+  EXPECT_EQ(s.faces[2].polygon, 1);
+  EXPECT_GT(NewellNormal(s.faces[0].corners.data(), 4).z, 0);  // the back side faces the other way
+  EXPECT_LT(NewellNormal(s.faces[1].corners.data(), 4).z, 0);
+  const Material &plate = s.materials[size_t(s.faces[0].material)];
+  EXPECT_TRUE(plate.twoSided);
+  EXPECT_EQ(plate.reflectance.y, 0.4);  // the MTL's values stay
+  EXPECT_TRUE(s.materials[size_t(s.faces[2].material)].obstruction);
+  EXPECT_EQ(CountPatches(s, Meshing(0)), 2);  // the blocker makes none
+  std::ofstream(json.path) << "{\"plate\": {\"two_sided\": 1}}";
+  EXPECT_THROW(LoadScene(std::vector<std::string>{obj.path}, SceneLoadOptions{false, json.path}), InputError);
+}
+
 // ---- Meshing by size -------------------------------------------------------------------------------------
 
 double LongestPatchEdge(const Patch &p) {

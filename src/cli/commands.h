@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "scene/patch.h"
 #include "scene/scene.h"
@@ -26,6 +27,21 @@ CommandRunner AddPathTraceCommand(CLI::App &app);
 CommandRunner AddVplCommand(CLI::App &app);
 CommandRunner AddValidateCommand(CLI::App &app);
 
+// The scene a command reads: --input (one or more files, one scene) and --materials.
+struct SceneInput {
+  std::vector<std::string> files;
+  std::string materials;  // JSON materials file, or empty
+  bool strict = false;    // --strict: refuse polygons that would need mending (SceneLoadOptions::strict)
+  // The files joined by ", ": for messages, summaries, reports (one file: its path).
+  std::string Label() const;
+  // The files one per line: the HDF5 `input` attribute (one file: its path); h5py's str.splitlines() parts it.
+  std::string Attribute() const;
+};
+// --input, --materials and --strict; `help` describes what the scene is for.
+void AddSceneInputOptions(CLI::App &cmd, SceneInput &o, const std::string &help, bool required);
+// LoadScene(o.files, {o.strict, o.materials}).
+Scene LoadSceneInput(const SceneInput &o);
+
 // Shared helpers for commands.
 int WorldRank();
 int WorldSize();
@@ -39,8 +55,6 @@ void CheckOutputPath(const std::string &option, const std::string &path);
 // --subdiv, --max-patch-size and --patches (how polygons become patches), the last two excluding the first.
 // `subdivHelp` says what --subdiv splits in this command.
 void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdivHelp);
-// --strict: refuse polygons that would need mending (SceneLoadOptions::strict).
-void AddStrictOption(CLI::App &cmd, bool &strict);
 // The --output-dir of `run` and `validate`: made on rank 0 (with its parents) when missing, InputError on every
 // rank if it cannot be. A folder made here is removed again when the object goes out of scope and the folder
 // is still empty: a job refused before writing anything (bad scene, not enough memory) leaves nothing behind.

@@ -55,6 +55,38 @@ int DefaultThreadsPerRank(int requested, std::string *note) {
   return std::max(1, std::min(share, allowed));
 }
 
+namespace {
+
+std::string Join(const std::vector<std::string> &parts, const char *separator) {
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) text += (i > 0 ? separator : "") + parts[i];
+  return text;
+}
+
+}  // namespace
+
+std::string SceneInput::Label() const { return Join(files, ", "); }
+
+std::string SceneInput::Attribute() const { return Join(files, "\n"); }
+
+void AddSceneInputOptions(CLI::App &cmd, SceneInput &o, const std::string &help, bool required) {
+  auto *input = cmd.add_option("--input", o.files,
+                               help + ": OBJ (with its MTL), STL, PLY, OFF or glTF (.gltf, .glb), by the extension; "
+                                      "several files (--input A B, or --input A --input B) make one scene");
+  if (required) input->required();
+  auto *materials = cmd.add_option(
+      "--materials", o.materials,
+      "JSON materials by name for the STL, PLY, OFF and glTF files: {\"name\": {\"Kd\": [r, g, b], "
+      "\"Ke\": [r, g, b]}}; a name is an object's (STL solid, glTF node or mesh), a glTF material's or a file's; "
+      "\"two_sided\": true or \"obstruction\": true give a role, to OBJ materials of that name too");
+  materials->needs(input);
+  cmd.add_flag("--strict", o.strict,
+               "Refuse polygons that would be mended (non-planar or concave ones triangulated, zero-area or "
+               "degenerate ones skipped, duplicated faces dropped) instead of mending them with a warning");
+}
+
+Scene LoadSceneInput(const SceneInput &o) { return LoadScene(o.files, SceneLoadOptions{o.strict, o.materials}); }
+
 void AgreeOrThrow(bool ok, const std::string &message) { AgreeOrThrow(MPI_COMM_WORLD, ok, message); }
 
 void RefuseTwoSidedPlates(const Scene &scene, const std::string &command) {
@@ -84,11 +116,6 @@ void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdi
   count->excludes(subdiv);
 }
 
-void AddStrictOption(CLI::App &cmd, bool &strict) {
-  cmd.add_flag("--strict", strict,
-               "Refuse polygons that would be mended (non-planar or concave ones triangulated, zero-area or "
-               "degenerate ones skipped, duplicated faces dropped) instead of mending them with a warning");
-}
 
 void CheckImageOutputPath(const std::string &option, const std::string &path, bool exrOnly) {
   // The same answer on every rank: the path is all it looks at.

@@ -27,13 +27,20 @@ namespace rad {
 namespace {
 
 struct ExportOptions {
-  std::string formfactors, format, output, precision, input;
+  std::string formfactors, format, output, precision;
+  SceneInput input;
   Meshing meshing;
-  bool strict = false;
   double dropBelow = 0;
   bool quiet = false;
   std::string memoryLimit;
 };
+
+// The HDF5 `input` attribute (one scene file per line) on one line: the files joined by ", ".
+std::string OneLine(const std::string &files) {
+  std::string text;
+  for (char c : files) text += c == '\n' ? std::string(", ") : std::string(1, c);
+  return text;
+}
 
 // The attributes that describe how F was computed (method, sampling, closure), from an HDF5 source's
 // /formfactors/F (or /formfactors of a CSR source), so that the CSR file keeps its provenance.
@@ -95,7 +102,7 @@ int RunExport(const ExportOptions &o) {
   buffers.fixedBytes = double(kExportBlockEntries) * (o.format == "mtx" ? 48 : 16);
   MemoryBudget memory;
   FormFactorInput in =
-      ReadFormFactorFile(o.formfactors, o.input, o.meshing, o.strict, Distribution::kBlock,
+      ReadFormFactorFile(o.formfactors, o.input, o.meshing, Distribution::kBlock,
                          CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, Distribution::kBlock, buffers, memory));
   const long long n = in.PatchCount();
   DenseRows rows;
@@ -117,7 +124,7 @@ int RunExport(const ExportOptions &o) {
   if (o.format == "mtx") {
     WriteMatrixMarket(MPI_COMM_WORLD, o.output, rows, counts,
                       {"radiosity form factors: F[i][j] = fraction of the energy leaving patch i that reaches patch j",
-                       "source: " + o.formfactors + " (" + in.layout + ")", "scene: " + in.scene,
+                       "source: " + o.formfactors + " (" + in.layout + ")", "scene: " + OneLine(in.scene),
                        "patches: " + std::to_string(n),
                        std::string("drop-below: ") + threshold + " (entries with |F_ij| below it left out)"});
   } else if (o.format == "petsc") {
@@ -197,9 +204,8 @@ CommandRunner AddExportCommand(CLI::App &app) {
   cmd->add_option("--precision", o->precision, "csr only: stored precision of data, double or float "
                   "(default: that of the source)")
       ->check(CLI::IsMember({"double", "float"}));
-  cmd->add_option("--input", o->input, "Scene (OBJ) of a raw, MatrixMarket or PETSc source: its patches");
+  AddSceneInputOptions(*cmd, o->input, "Scene of a raw, MatrixMarket or PETSc source (its patches)", false);
   AddMeshingOptions(*cmd, o->meshing, "Subdivision of such a source");
-  AddStrictOption(*cmd, o->strict);
   cmd->add_flag("--quiet", o->quiet, "No progress lines (the summary still goes to stdout)");
   AddMemoryLimitOption(*cmd, o->memoryLimit);
   return [o]() { return RunExport(*o); };

@@ -24,9 +24,8 @@
 namespace rad {
 
 void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias) {
-  cmd.add_option("--input", o.input, "Scene: OBJ file (with its MTL)")->required();
+  AddSceneInputOptions(cmd, o.input, "Scene", true);
   AddMeshingOptions(cmd, o.meshing, "Split every polygon into 4^K patches");
-  AddStrictOption(cmd, o.strict);
   cmd.add_option("--visibility", o.visibility,
                  "Occluded pairs: exact (shadows cut out of the receiver for every cubature point; accurate to "
                  "the cubature tolerance) or rays (kernel-weighted stratified shadow rays: for previews, 10 to "
@@ -65,10 +64,9 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options) : o_(std::move(option
 }
 
 // Polygons passing through each other are a mesh problem the user should know of: how many pairs, and the first
-// few by polygon number (0-based, as in /patches/face) and OBJ line.
+// few by polygon number (0-based, as in /patches/face) and OBJ line (or file and face).
 std::string FormFactorJob::DescribePolygon(int face) const {
-  const Face &f = scene_.faces[size_t(face)];
-  return std::to_string(f.polygon) + (f.line > 0 ? " (line " + std::to_string(f.line) + ")" : std::string());
+  return std::to_string(scene_.faces[size_t(face)].polygon) + " (" + FaceOrigin(scene_, size_t(face)) + ")";
 }
 
 void FormFactorJob::ReportInterpenetrations() const {
@@ -83,12 +81,12 @@ void FormFactorJob::ReportInterpenetrations() const {
     std::fprintf(stderr,
                  "radiosity: warning: %s: %lld pair(s) of polygons pass through each other, e.g. polygons %s; the "
                  "closed surfaces they belong to are treated as open\n",
-                 o_.input.c_str(), static_cast<long long>(x.pairCount), list(x.first).c_str());
+                 o_.input.Label().c_str(), static_cast<long long>(x.pairCount), list(x.first).c_str());
   if (x.overlapPairCount > 0)
     std::fprintf(stderr,
                  "radiosity: warning: %s: %lld pair(s) of polygons overlap in one plane facing the same way, e.g. "
                  "polygons %s; the light reaching them is counted twice, so rows of F sum above 1\n",
-                 o_.input.c_str(), static_cast<long long>(x.overlapPairCount), list(x.firstOverlaps).c_str());
+                 o_.input.Label().c_str(), static_cast<long long>(x.overlapPairCount), list(x.firstOverlaps).c_str());
 }
 
 // A closed scene's rows sum to 1: rows well above it mean light counted twice (overlapping or interpenetrating
@@ -118,7 +116,7 @@ void FormFactorJob::ReportRowsAboveOne(const std::vector<double> &rowSums, doubl
   std::fprintf(stderr,
                "radiosity: warning: %s: %lld row(s) of F sum above %.6g (no closed scene does), largest: %s; "
                "look for overlapping, duplicated or interpenetrating polygons there\n",
-               o_.input.c_str(), total, limit, text.c_str());
+               o_.input.Label().c_str(), total, limit, text.c_str());
 }
 
 namespace {
@@ -139,19 +137,19 @@ void FormFactorJob::Prepare() {
   backend_ = ResolveBackend(MPI_COMM_WORLD, o_.backend);
   {
     ScopedPhase phase(timers_, "scene load");
-    scene_ = LoadScene(o_.input, SceneLoadOptions{o_.strict});  // every rank reads it; a bad file fails alike
+    scene_ = LoadSceneInput(o_.input);  // every rank reads it; a bad file fails on every rank alike
     ReportSceneWarnings(scene_, o_.quiet);
     meshing_ = ResolveMeshing(scene_, o_.meshing);
   }
   patchCount_ = CountPatches(scene_, meshing_);
   if (patchCount_ > std::numeric_limits<int32_t>::max())
-    throw InputError(o_.input + ": " + meshing_.Describe() + " gives too many patches");
+    throw InputError(o_.input.Label() + ": " + meshing_.Describe() + " gives too many patches");
   rows_ = OwnedRows(patchCount_, rank, size, distribution_);
 
   // Memory, before anything large is allocated or any file created.
   const bool narrow = precision_ == Precision::kFloat;
   MemoryRequest request;
-  request.what = o_.input;
+  request.what = o_.input.Label();
   request.patches = patchCount_;
   request.rows = (long long)rows_.size();
   request.model.bytesPerEntry = narrow ? 4 : 8;
@@ -175,7 +173,7 @@ void FormFactorJob::Prepare() {
     std::fprintf(stderr,
                  "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %.1f MiB of F per rank "
                  "(%s, %.1f MiB needed in all; %s)\n",
-                 o_.input.c_str(), scene_.faces.size(), patchCount_, size, threads_,
+                 o_.input.Label().c_str(), scene_.faces.size(), patchCount_, size, threads_,
                  request.model.MatrixBytes(patchCount_, (long long)rows_.size()) / (1 << 20),
                  narrow ? "float32" : "float64", memory_.needBytes / (1 << 20), memory_.Describe().c_str());
 }
@@ -288,7 +286,7 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
             "than 64 occluders by shadow rays";
   a.strings["visibility"] = o_.visibility;
   a.strings["backend"] = BackendName(backend_);
-  a.strings["input"] = o_.input;
+  a.strings["input"] = o_.input.Attribute();
   a.strings["distribution"] = DistributionName(distribution_);
   a.strings["precision"] = o_.precision;
   a.numbers["subdiv"] = meshing_.subdiv;
@@ -328,7 +326,8 @@ void FormFactorJob::WriteOutputs() {
   if (!o_.output.empty()) {
     RadiosityFileWriter writer(MPI_COMM_WORLD, o_.output);
     Attributes file;
-    file.strings["input"] = o_.input;
+    file.strings["input"] = o_.input.Attribute();
+    if (!o_.input.materials.empty()) file.strings["materials"] = o_.input.materials;
     writer.WriteFileAttributes(file);
     writer.WritePatches(geometry_.patches);
     WriteFormFactors(writer);
@@ -359,7 +358,7 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   extra.push_back({"patches", std::to_string(PatchCount())});
   extra.push_back({"threads per rank", std::to_string(threads_)});
   extra.push_back({"backend", BackendName(backend_)});
-  extra.push_back({"input", o_.input});
+  extra.push_back({"input", o_.input.Label()});
   timers_.Report(MPI_COMM_WORLD, title, "total", o_.timings, extra);
 }
 

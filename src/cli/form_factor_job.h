@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/backend_option.h"
+#include "cli/commands.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/distribution.h"
 #include "formfactor/geometry.h"
@@ -20,9 +21,8 @@
 namespace rad {
 
 struct FormFactorJobOptions {
-  std::string input;
+  SceneInput input;
   Meshing meshing;
-  bool strict = false;
   // Shadow rays stay the default until the exact kernel's cost is down (README, "Occluded pairs").
   std::string visibility = "exact";
   unsigned shadowRays = 32;

@@ -32,8 +32,8 @@ BeforeReadingRows CheckMemoryBeforeReading(const std::string &path, const std::s
   };
 }
 
-FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &scene, const Meshing &meshing,
-                                   bool strict, Distribution distribution, const BeforeReadingRows &beforeReading) {
+FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &scene, const Meshing &meshing,
+                                   Distribution distribution, const BeforeReadingRows &beforeReading) {
   int format = 0;
   OnRankZero(MPI_COMM_WORLD, [&] {
     if (!std::ifstream(path).good()) throw InputError(path + ": cannot open (missing or unreadable)");
@@ -43,11 +43,11 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &s
   const MatrixFileFormat f = MatrixFileFormat(format);
   if (f == MatrixFileFormat::kHdf5) return ReadFormFactorsHdf5(MPI_COMM_WORLD, path, distribution, beforeReading);
 
-  if (scene.empty())
+  if (scene.files.empty())
     throw InputError(path + ": a " + std::string(MatrixFileFormatName(f)) + " matrix file" +
                      (f == MatrixFileFormat::kRaw ? " (not HDF5, MatrixMarket or PETSc, so read as raw)" : "") +
                      " holds no patches: give --input (and --subdiv) for the scene it was computed for");
-  const Scene loaded = LoadScene(scene, SceneLoadOptions{strict});  // every rank; a bad scene fails alike
+  const Scene loaded = LoadSceneInput(scene);  // every rank; a bad scene fails alike
   std::vector<Patch> patches = MakePatches(loaded, ResolveMeshing(loaded, meshing));
   if (beforeReading) beforeReading(RowsToRead{(long long)patches.size(), false, f != MatrixFileFormat::kRaw});
   FormFactorInput in;
@@ -62,7 +62,7 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &s
       in = ReadFormFactorsRaw(MPI_COMM_WORLD, path, std::move(patches), distribution);
       break;
   }
-  in.scene = scene;
+  in.scene = scene.Attribute();
   return in;
 }
 

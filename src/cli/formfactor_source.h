@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "cli/commands.h"
 #include "formfactor/distribution.h"
 #include "formfactor_input.h"
 #include "scene/patch.h"
@@ -13,10 +14,10 @@
 namespace rad {
 
 // Collective (MPI_COMM_WORLD). InputError naming the file for a missing or malformed file, or a non-HDF5 file
-// without `scene` (whose patches are made as `meshing` says). `beforeReading` is called on every rank once N
+// without `scene` files (whose patches are made as `meshing` says). `beforeReading` is called on every rank once N
 // and the stored precision are known, before the rows are allocated.
-FormFactorInput ReadFormFactorFile(const std::string &path, const std::string &scene, const Meshing &meshing,
-                                   bool strict, Distribution distribution, const BeforeReadingRows &beforeReading = {});
+FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &scene, const Meshing &meshing,
+                                   Distribution distribution, const BeforeReadingRows &beforeReading = {});
 
 // The memory check of a command that reads F into memory (`solve`, `export`): what a rank holds for the rows
 // it reads, plus `extra` (the command's own buffers), against --memory-limit `memoryLimit` (memory_budget.h).

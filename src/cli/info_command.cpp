@@ -15,11 +15,17 @@ namespace rad {
 
 namespace {
 
+// Attribute values on one line each (the `input` attribute has one scene file per line).
+std::string OneLine(std::string value) {
+  for (size_t at = value.find('\n'); at != std::string::npos; at = value.find('\n', at + 2)) value.replace(at, 1, ", ");
+  return value;
+}
+
 void PrintFormFactorSummary(const RadiosityFileReader &file) {
   const long long n = file.PatchCount();
   const std::vector<double> area = file.ReadDoubles("/patches/area");
   std::printf("formfactors/F: %lld x %lld\n", n, n);
-  for (const auto &[k, v] : file.DatasetAttributes("/formfactors/F")) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+  for (const auto &[k, v] : file.DatasetAttributes("/formfactors/F")) std::printf("  %s = %s\n", k.c_str(), OneLine(v).c_str());
   // Row sums, in row blocks of ~64 MiB so that any size of matrix can be checked.
   const long long block = std::max<long long>(1, (64LL << 20) / (8 * std::max<long long>(n, 1)));
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0;
@@ -80,7 +86,7 @@ void PrintCsrSummary(const RadiosityFileReader &file) {
   const long long nnz = indptr.empty() ? 0 : (long long)indptr.back();
   std::printf("formfactors (CSR): %lld x %lld, %lld nonzeros (%.3g %%)\n", n, n, nnz,
               n > 0 ? 100.0 * double(nnz) / (double(n) * double(n)) : 0.0);
-  for (const auto &[k, v] : file.DatasetAttributes("/formfactors")) std::printf("  %s = %s\n", k.c_str(), v.c_str());
+  for (const auto &[k, v] : file.DatasetAttributes("/formfactors")) std::printf("  %s = %s\n", k.c_str(), OneLine(v).c_str());
 }
 
 }  // namespace

@@ -27,7 +27,8 @@ namespace rad {
 namespace {
 
 struct PathTraceCommandOptions {
-  std::string input, png, exr, patchEstimates, timings;
+  SceneInput input;
+  std::string png, exr, patchEstimates, timings;
   CameraOptions camera;
   int samplesPerPixel = 64;
   int maxDepth = 64;
@@ -89,12 +90,12 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   std::vector<Patch> patches;
   {
     ScopedPhase phase(timers, "scene load");
-    scene = LoadScene(o.input, SceneLoadOptions{o.strict});  // every rank reads it; a bad file fails alike
+    scene = LoadSceneInput(o.input);  // every rank reads it; a bad file fails on every rank alike
     ReportSceneWarnings(scene, o.quiet);
     RefuseTwoSidedPlates(scene, "pathtrace");
     meshing = ResolveMeshing(scene, o.meshing);
     if (CountPatches(scene, meshing) > std::numeric_limits<int32_t>::max())
-      throw InputError(o.input + ": " + meshing.Describe() + " gives too many patches");
+      throw InputError(o.input.Label() + ": " + meshing.Describe() + " gives too many patches");
     patches = MakePatches(scene, meshing);
   }
   PathTraceSettings settings;
@@ -113,16 +114,16 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   if (rank == 0 && !o.quiet) {
     std::fprintf(stderr, "radiosity: pathtrace: %s: %zu polygons, %s, %d rank(s) x %d thread(s), max depth %d, "
                  "Russian roulette after %d bounces\n",
-                 o.input.c_str(), scene.faces.size(), tracer->Describe(), WorldSize(), threads, o.maxDepth,
+                 o.input.Label().c_str(), scene.faces.size(), tracer->Describe(), WorldSize(), threads, o.maxDepth,
                  o.rouletteDepth);
     if (!emitters) std::fprintf(stderr, "radiosity: warning: %s has no emitter (Ke > 0): everything is black\n",
-                                o.input.c_str());
+                                o.input.Label().c_str());
   }
 
   std::vector<std::pair<std::string, std::string>> extra;
   if (!o.png.empty() || !o.exr.empty()) {
     std::string how;
-    const Camera camera = ChooseCamera(o.camera, patches, o.input, &how);
+    const Camera camera = ChooseCamera(o.camera, patches, o.input.Attribute(), &how);
     if (rank == 0 && !o.quiet)
       std::fprintf(stderr, "radiosity: pathtrace: %dx%d, %d samples per pixel, %s\n", camera.width, camera.height,
                    o.samplesPerPixel, how.c_str());
@@ -157,7 +158,8 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
     ScopedPhase phase(timers, "output I/O");
     RadiosityFileWriter writer(MPI_COMM_WORLD, o.patchEstimates);
     Attributes file;
-    file.strings["input"] = o.input;
+    file.strings["input"] = o.input.Attribute();
+    if (!o.input.materials.empty()) file.strings["materials"] = o.input.materials;
     writer.WriteFileAttributes(file);
     writer.WritePatches(patches);
     Attributes group;
@@ -178,7 +180,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   extra.push_back({"patches", std::to_string(patches.size())});
   extra.push_back({"threads per rank", std::to_string(threads)});
   extra.push_back({"backend", BackendName(backend)});
-  extra.push_back({"input", o.input});
+  extra.push_back({"input", o.input.Label()});
   if (!o.quiet || !o.timings.empty()) timers.Report(MPI_COMM_WORLD, "pathtrace", "total", o.timings, extra);
   return 0;
 }
@@ -189,7 +191,7 @@ CommandRunner AddPathTraceCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand(
       "pathtrace", "Reference image and per-patch radiance by unbiased path tracing (CPU or GPU), in radiosity's units");
   auto o = std::make_shared<PathTraceCommandOptions>();
-  cmd->add_option("--input", o->input, "Scene: OBJ file (with its MTL)")->required();
+  AddSceneInputOptions(*cmd, o->input, "Scene", true);
   cmd->add_option("--output", o->png, "Image to write, by its extension: .png (8-bit sRGB) or .exr (linear float32 RGB)");
   cmd->add_option("--exr", o->exr, "Linear HDR image to write (OpenEXR, float32 RGB radiance)");
   AddCameraOptions(*cmd, o->camera);
@@ -213,7 +215,6 @@ CommandRunner AddPathTraceCommand(CLI::App &app) {
       ->capture_default_str()->check(CLI::Range(2, 1 << 24));
   AddMeshingOptions(*cmd, o->meshing,
                     "Patches of --patch-estimates: every polygon split into 4^K (as `formfactors --subdiv`)");
-  AddStrictOption(*cmd, o->strict);
   cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");

@@ -54,9 +54,10 @@ Camera ChooseCamera(const CameraOptions &o, const std::vector<Patch> &patches, c
     if (!o.up.empty()) camera.up = {o.up[0], o.up[1], o.up[2]};
     *how = "--camera-position/--camera-target";
   } else {
-    const std::filesystem::path sibling = std::filesystem::path(scene).replace_extension(".camera.json");
+    const std::string first = scene.substr(0, scene.find('\n'));
+    const std::filesystem::path sibling = std::filesystem::path(first).replace_extension(".camera.json");
     std::error_code ec;
-    if (!scene.empty() && std::filesystem::is_regular_file(sibling, ec)) {
+    if (!first.empty() && std::filesystem::is_regular_file(sibling, ec)) {
       camera = LoadCameraJson(sibling.string());
       *how = "the scene's camera " + sibling.string();
     } else {

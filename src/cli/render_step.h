@@ -38,8 +38,9 @@ void AddCameraOptions(CLI::App &cmd, CameraOptions &o);
 void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o);
 
 // The camera, in order of preference: --camera FILE; --camera-position/--camera-target; the scene's own
-// "<scene>.camera.json" next to the OBJ file (the bundled scenes' published cameras); one that frames the scene.
-// `how` says which, for the log.
+// "<scene>.camera.json" next to the scene file (the bundled scenes' published cameras; of several files, the
+// first: `scene` is SceneInput::Attribute(), one path per line); one that frames the scene. `how` says which,
+// for the log.
 Camera ChooseCamera(const CameraOptions &o, const std::vector<Patch> &patches, const std::string &scene,
                     std::string *how);
 

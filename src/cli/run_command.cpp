@@ -34,7 +34,7 @@ void WriteSummary(const std::string &path, const FormFactorJob &job, const Solve
                   const RunOptions &o, const std::vector<PhaseTimers::Summary> &phases) {
   std::ofstream out(path);
   out << "radiosity run " << RAD_VERSION << "\n";
-  out << "input: " << o.formFactors.input << " (" << job.UsedMeshing().Describe() << ")\n";
+  out << "input: " << o.formFactors.input.Label() << " (" << job.UsedMeshing().Describe() << ")\n";
   out << "patches: " << job.PatchCount() << "\n";
   out << "ranks x threads: " << WorldSize() << " x " << job.Threads() << "\n";
   const ClosureStats c = job.Closure();
@@ -79,7 +79,8 @@ int Run(RunOptions o) {
     ScopedPhase phase(job.Timers(), "output I/O");
     RadiosityFileWriter writer(MPI_COMM_WORLD, radiosityPath);
     Attributes file;
-    file.strings["input"] = o.formFactors.input;
+    file.strings["input"] = o.formFactors.input.Attribute();
+    if (!o.formFactors.input.materials.empty()) file.strings["materials"] = o.formFactors.input.materials;
     writer.WriteFileAttributes(file);
     writer.WritePatches(patches);
     if (o.saveFormFactors) job.WriteFormFactors(writer);
@@ -87,7 +88,7 @@ int Run(RunOptions o) {
     writer.Commit();
     if (o.raw) job.WriteRaw(o.formFactors.raw);
   }
-  RenderStep(o.render, patches, result.radiance, o.formFactors.input, job.Timers(), quiet);
+  RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), job.Timers(), quiet);
 
   char text[64];
   std::snprintf(text, sizeof text, "%d (%s), residual %.3e", result.iterations, o.solve.solver.c_str(),

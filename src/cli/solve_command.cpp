@@ -15,9 +15,9 @@ namespace rad {
 namespace {
 
 struct SolveCommandOptions {
-  std::string formfactors, input, output, timings, distribution = "cyclic";
+  std::string formfactors, output, timings, distribution = "cyclic";
+  SceneInput input;
   Meshing meshing;
-  bool strict = false;
   int threads = 0;
   bool quiet = false;
   std::string backend = "auto";
@@ -40,7 +40,7 @@ int RunSolveCommand(SolveCommandOptions o) {
   MemoryBudget memory;
   {
     ScopedPhase phase(timers, "input I/O");
-    in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, o.strict, distribution,
+    in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, distribution,
                             CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, distribution, {}, memory));
   }
   if (WorldRank() == 0 && !o.quiet)
@@ -65,6 +65,7 @@ int RunSolveCommand(SolveCommandOptions o) {
     RadiosityFileWriter writer(MPI_COMM_WORLD, o.output);
     Attributes file;
     file.strings["input"] = in.scene;
+    if (!o.input.materials.empty()) file.strings["materials"] = o.input.materials;
     file.strings["formfactors"] = o.formfactors;
     writer.WriteFileAttributes(file);
     writer.WritePatches(in.patches);
@@ -91,10 +92,9 @@ CommandRunner AddSolveCommand(CLI::App &app) {
                   "Form factors: an HDF5 file of `formfactors` or `export --format csr`, or a raw, MatrixMarket or "
                   "PETSc binary matrix (format found from the file's content; then give --input and --subdiv)")
       ->required();
-  cmd->add_option("--input", o->input,
-                  "Scene (OBJ) a raw, MatrixMarket or PETSc matrix was computed for: its patches and materials");
+  AddSceneInputOptions(*cmd, o->input, "Scene a raw, MatrixMarket or PETSc matrix was computed for (its patches "
+                       "and materials)", false);
   AddMeshingOptions(*cmd, o->meshing, "Subdivision that matrix was computed with");
-  AddStrictOption(*cmd, o->strict);
   cmd->add_option("--output", o->output, "HDF5 file to write: /patches and /radiosity (CONTRACTS.md)")->required();
   AddSolveStepOptions(*cmd, o->step);
   cmd->add_option("--distribution", o->distribution, "Rows per rank: cyclic (row i on rank i % P) or block")

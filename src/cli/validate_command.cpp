@@ -111,16 +111,18 @@ int RunValidate(ValidateOptions o) {
                      std::to_string(o.samplesPerPixel) + " (the reference must be the better image)");
   ResolveBackend(MPI_COMM_WORLD, o.formFactors.backend);
   {
-    std::error_code ec;
-    const bool exists = std::filesystem::is_regular_file(o.formFactors.input, ec);
-    AgreeOrThrow(exists, o.formFactors.input + ": no such scene file (--input)");
+    for (const std::string &file : o.formFactors.input.files) {
+      std::error_code ec;
+      const bool exists = std::filesystem::is_regular_file(file, ec);
+      AgreeOrThrow(exists, file + ": no such scene file (--input)");
+    }
   }
   // The renderers' checks first: a scene they cannot draw fails before the long form-factor step.
-  const Scene scene = LoadScene(o.formFactors.input, SceneLoadOptions{o.formFactors.strict});
+  const Scene scene = LoadSceneInput(o.formFactors.input);
   RefuseTwoSidedPlates(scene, "validate (its path tracer and VPL renderer)");
   const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
   ValidationReport report;
-  report.input = o.formFactors.input;
+  report.input = o.formFactors.input.Label();
   report.ranks = WorldSize();
 
   // 1. Radiosity: form factors, solve, render (the steps of `run`).
@@ -135,7 +137,7 @@ int RunValidate(ValidateOptions o) {
 
   // One camera for all three renderers.
   std::string how;
-  const Camera camera = ChooseCamera(o.render, patches, o.formFactors.input, &how);
+  const Camera camera = ChooseCamera(o.render, patches, o.formFactors.input.Attribute(), &how);
   report.cameraHow = how;
   report.width = camera.width;
   report.height = camera.height;

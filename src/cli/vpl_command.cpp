@@ -20,8 +20,8 @@ namespace rad {
 namespace {
 
 struct VplCommandOptions {
-  std::string input, timings;
-  bool strict = false;
+  SceneInput input;
+  std::string timings;
   int threads = 0;
   bool quiet = false;
   VplOptions vpl;
@@ -40,13 +40,13 @@ int RunVplCommand(VplCommandOptions o) {
   std::vector<Patch> patches;
   {
     ScopedPhase phase(timers, "input I/O");
-    const Scene scene = LoadScene(o.input, SceneLoadOptions{o.strict});  // every rank; a bad scene fails alike
+    const Scene scene = LoadSceneInput(o.input);  // every rank; a bad scene fails alike
     ReportSceneWarnings(scene, o.quiet);
     RefuseTwoSidedPlates(scene, "vpl");
     patches = MakePatches(scene, 0);
   }
   std::string how;
-  const Camera camera = ChooseCamera(o.step, patches, o.input, &how);
+  const Camera camera = ChooseCamera(o.step, patches, o.input.Attribute(), &how);
   o.vpl.samplesPerPixel = o.step.samplesPerPixel;
   o.vpl.seed = o.step.seed;
   CheckVplOptions(o.vpl, camera);
@@ -94,8 +94,8 @@ CommandRunner AddVplCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand("vpl", "Instant radiosity: render a scene lit by virtual point lights (PNG, EXR)");
   auto o = std::make_shared<VplCommandOptions>();
   o->step.samplesPerPixel = 1;  // the help shows this default; each sample is a full VPL image
-  cmd->add_option("--input", o->input, "Scene (OBJ + MTL)")->required()->check(CLI::ExistingFile);
-  AddStrictOption(*cmd, o->strict);
+  AddSceneInputOptions(*cmd, o->input, "Scene", true);
+  cmd->get_option("--input")->check(CLI::ExistingFile);
   cmd->add_option("--output", o->step.png, "Image to write, by its extension: .png (8-bit sRGB) or .exr (linear float32 RGB)");
   cmd->add_option("--exr", o->step.exr, "Linear HDR image to write (OpenEXR, float32 RGB radiance)");
   AddRenderStepOptions(*cmd, o->step);

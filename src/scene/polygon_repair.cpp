@@ -55,8 +55,10 @@ double Turn(const std::vector<Vec3> &p, size_t i, Vec3 normal, double *limit) {
   return Dot(Cross(in, out), normal);
 }
 
-[[noreturn]] void Fail(const std::string &file, int line, const std::string &problem) {
-  throw InputError(file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + problem);
+// "file:line: problem" (OBJ) or "file: face N: problem" (formats without lines).
+[[noreturn]] void Fail(const std::string &file, const Face &face, const std::string &problem) {
+  throw InputError(file + (face.line > 0 ? ":" + std::to_string(face.line) : ": face " + std::to_string(face.polygon)) +
+                   ": " + problem);
 }
 
 // Today's refusals, unchanged, for --strict.
@@ -66,7 +68,7 @@ void CheckStrict(const std::string &file, const Face &face, double minArea) {
   const double diameter = Diameter(p);
   for (size_t i = 0; i < n; ++i) {
     if (Length(p[(i + 1) % n] - p[i]) <= kRepeatedVertexFactor * diameter) {
-      Fail(file, face.line, "degenerate polygon: repeated vertex (corners " + std::to_string(i + 1) + " and " +
+      Fail(file, face, "degenerate polygon: repeated vertex (corners " + std::to_string(i + 1) + " and " +
                                 std::to_string((i + 1) % n + 1) + " coincide)");
     }
   }
@@ -75,7 +77,7 @@ void CheckStrict(const std::string &file, const Face &face, double minArea) {
   if (!(area > minArea)) {
     std::ostringstream problem;
     problem << "zero-area polygon (area " << area << ")";
-    Fail(file, face.line, problem.str());
+    Fail(file, face, problem.str());
   }
   if (n == 3) return;
   const Vec3 normal = newell / Length(newell);
@@ -84,7 +86,7 @@ void CheckStrict(const std::string &file, const Face &face, double minArea) {
     std::ostringstream problem;
     problem << "non-planar polygon (corner " << corner + 1 << " is " << offset << " off the plane, limit "
             << kPlanarityFactor * diameter << ")";
-    Fail(file, face.line, problem.str());
+    Fail(file, face, problem.str());
   }
   // Every corner must turn the same way as the Newell normal; the turns must add up to one revolution, which
   // rules out star-shaped (self-intersecting) polygons whose turns all agree.
@@ -92,11 +94,11 @@ void CheckStrict(const std::string &file, const Face &face, double minArea) {
   for (size_t i = 0; i < n; ++i) {
     double limit = 0;
     const double sine = Turn(p, i, normal, &limit);
-    if (std::fabs(sine) <= limit) Fail(file, face.line, "degenerate polygon: collinear edges at corner " + std::to_string(i + 1));
-    if (sine < 0) Fail(file, face.line, "non-convex polygon (reflex corner " + std::to_string(i + 1) + ")");
+    if (std::fabs(sine) <= limit) Fail(file, face, "degenerate polygon: collinear edges at corner " + std::to_string(i + 1));
+    if (sine < 0) Fail(file, face, "non-convex polygon (reflex corner " + std::to_string(i + 1) + ")");
     turning += std::atan2(sine, Dot(p[i] - p[(i + n - 1) % n], p[(i + 1) % n] - p[i]));
   }
-  if (turning > 3 * kPi) Fail(file, face.line, "non-convex polygon (self-intersecting)");
+  if (turning > 3 * kPi) Fail(file, face, "non-convex polygon (self-intersecting)");
 }
 
 // Drops corners that add nothing to the region: one that repeats its predecessor, one whose neighbours it
@@ -262,6 +264,17 @@ long long AddSurfaceRoles(Scene *scene) {
   return added;
 }
 
+void PolygonRepairs::Merge(const PolygonRepairs &other) {
+  for (auto [mine, theirs] : {std::pair{&nonPlanar, &other.nonPlanar}, {&concave, &other.concave},
+                              {&cornersDropped, &other.cornersDropped}, {&zeroArea, &other.zeroArea},
+                              {&degenerate, &other.degenerate}, {&duplicates, &other.duplicates}}) {
+    mine->count += theirs->count;
+    for (int w : theirs->first)
+      if (mine->first.size() < kListed) mine->first.push_back(w);
+  }
+  piecesAdded += other.piecesAdded;
+}
+
 std::vector<std::string> PolygonRepairs::Summary(const std::string &file) const {
   std::vector<std::string> lines;
   auto add = [&](const PolygonRepairCount &c, const std::string &what, const std::string &done) {
@@ -269,7 +282,8 @@ std::vector<std::string> PolygonRepairs::Summary(const std::string &file) const 
     std::string text = file + ": " + std::to_string(c.count) + " " + what + (c.count == 1 ? "" : "s") + " " + done;
     std::string where;
     for (int w : c.first) where += (where.empty() ? "" : ", ") + std::to_string(w);
-    text += " (" + std::string(c.first.size() == 1 ? "line " : "lines ") + where +
+    const std::string unit = byLine ? "line" : "face";
+    text += " (" + unit + (c.first.size() == 1 ? " " : "s ") + where +
             (c.count > static_cast<long long>(c.first.size()) ? ", ..." : "") + ")";
     lines.push_back(text);
   };
@@ -291,7 +305,8 @@ PolygonRepairs RepairPolygons(Scene *scene, bool strict) {
     for (Vec3 c : face.corners) lo = Min(lo, c), hi = Max(hi, c);
   const double minArea = kZeroAreaFactor * LengthSquared(hi - lo);
   const std::string &file = scene->path;
-  auto where = [](const Face &face) { return face.line > 0 ? face.line : face.polygon + 1; };
+  repairs.byLine = faces.front().line > 0;
+  auto where = [](const Face &face) { return face.line > 0 ? face.line : face.polygon; };
 
   if (strict) {
     for (const Face &face : faces) CheckStrict(file, face, minArea);
@@ -342,9 +357,9 @@ PolygonRepairs RepairPolygons(Scene *scene, bool strict) {
     for (size_t j = k - 1; j > 0 && duplicate[order[j]]; --j) original = order[j - 1];
     duplicate[b] = true;
     if (strict)
-      Fail(file, faces[b].line, "duplicated face: the same polygon as " +
-                                    (faces[original].line > 0 ? "line " + std::to_string(faces[original].line)
-                                                              : "polygon " + std::to_string(faces[original].polygon + 1)));
+      Fail(file, faces[b], "duplicated face: the same polygon as " +
+                               (faces[original].line > 0 ? "line " + std::to_string(faces[original].line)
+                                                         : "face " + std::to_string(faces[original].polygon)));
   }
   for (size_t f = 0; f < faces.size(); ++f)
     if (duplicate[f]) repairs.duplicates.Add(where(faces[f]));

@@ -20,8 +20,8 @@ namespace rad {
 
 struct Scene;
 
-// What the mending did, by kind: how many input polygons, and the OBJ lines (or 1-based polygon numbers where
-// a format has no lines) of the first few.
+// What the mending did, by kind: how many input polygons, and the OBJ lines (or, for formats without lines,
+// the 0-based face numbers in the file) of the first few.
 struct PolygonRepairCount {
   long long count = 0;
   std::vector<int> first;  // at most kListed
@@ -37,6 +37,8 @@ struct PolygonRepairs {
   PolygonRepairCount degenerate;     // skipped: fewer than 3 corners left, self-intersecting, or not triangulable
   PolygonRepairCount duplicates;     // dropped: the same polygon as an earlier face
   long long piecesAdded = 0;         // faces made by triangulation beyond the polygons they replace
+  bool byLine = true;                // `first` holds OBJ lines (else face numbers)
+  void Merge(const PolygonRepairs &other);  // the counts of several files together
   // One warning line per kind that happened (naming `file`), for Scene::warnings.
   std::vector<std::string> Summary(const std::string &file) const;
 };
