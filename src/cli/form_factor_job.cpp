@@ -165,6 +165,8 @@ void FormFactorJob::Prepare() {
   if (meshing_.maxPatchSize <= 0) {
     request.subdiv = meshing_.subdiv;
     for (int k = 0; k <= meshing_.subdiv; ++k) request.patchesBySubdiv.push_back(CountPatches(scene_, k));
+  } else {
+    request.patchCountOption = "--patches";
   }
   memory_ = CheckMemory(MPI_COMM_WORLD, request, o_.memoryLimit);
 

@@ -304,8 +304,12 @@ std::string NotEnoughMemoryMessage(const MemoryRequest &request, int ranks, doub
     else
       line += "; no coarser --subdiv";
   } else {
-    line += a.patches > 0 ? "; a matrix of at most " + std::to_string(a.patches) + " patches"
-                          : "; no matrix of any size";
+    if (a.patches <= 0)
+      line += "; no matrix of any size";
+    else if (!request.patchCountOption.empty())
+      line += "; " + request.patchCountOption + " " + std::to_string(a.patches) + " or fewer";
+    else
+      line += "; a matrix of at most " + std::to_string(a.patches) + " patches";
   }
   return line;
 }

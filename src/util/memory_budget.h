@@ -83,6 +83,9 @@ struct MemoryRequest {
   // file, whose coarser size is then given as a patch count.
   std::vector<long long> patchesBySubdiv;
   int subdiv = -1;
+  // Without patchesBySubdiv: the option that asks for a patch count (`--patches` when meshing by size), so that
+  // the message suggests it with the count that fits; empty: "a matrix of at most N patches".
+  std::string patchCountOption;
 };
 
 // What would fit instead of a request that does not, with the same memory per rank.

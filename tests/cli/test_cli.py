@@ -372,6 +372,11 @@ class TestPhysics(CliTestCase):
             self.assertEqual(attr_int(a["formfactors/F"].attrs["patches_requested"]), 50)
             np.testing.assert_allclose(a["formfactors/F"][...].sum(axis=1), 1, atol=1e-6)
             self.assertTrue(np.array_equal(a["formfactors/F"][...], b["formfactors/F"][...]))
+        # Too little memory for the size asked: the refusal suggests a --patches that fits.
+        proc = run(["formfactors", "--input", os.path.join(TEST_MESHES, "unit_cube.obj"), "--max-patch-size", "0.01",
+                    "--memory-limit", "20M", "--output", self.path("big.h5")], None, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertRegex(proc.stderr, r"--patches \d+ or fewer")
         # --subdiv with either is refused.
         proc = run(["formfactors", "--input", os.path.join(TEST_MESHES, "unit_cube.obj"), "--subdiv", "1",
                     "--patches", "50", "--output", self.path("x.h5")], None, cwd=self.tmp)
