@@ -9,11 +9,10 @@
 #include "formfactor/convex_polygon.h"
 #include "util/angle.h"
 #include "util/hd.h"
+#include "util/math_constants.h"
 #include "util/vec3.h"
 
 namespace rad {
-
-constexpr double kPi = 3.14159265358979323846;
 
 // One edge's term of the contour sum, from corner a to corner b (the region on the left seen from the front):
 // the angle the edge subtends at x times the cosine between nx and the normal of the plane through x and the

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "util/math_constants.h"
 #include "util/hd.h"
 #include "util/rng.h"
 #include "util/vec3.h"
@@ -80,8 +81,6 @@ struct PathSceneView {
 
 namespace path_detail {
 
-constexpr double kPathPi = 3.14159265358979323846;
-
 RAD_HD RAD_INLINE Vec3 Mul(Vec3 a, Vec3 b) { return {a.x * b.x, a.y * b.y, a.z * b.z}; }
 RAD_HD RAD_INLINE double MaxComponent(Vec3 a) {
   const double yz = a.y > a.z ? a.y : a.z;
@@ -99,7 +98,7 @@ RAD_HD RAD_INLINE Vec3 CosineDirection(Vec3 n, double u1, double u2) {
   const double a = -1.0 / (sign + n.z), b = n.x * n.y * a;
   const Vec3 t(1 + sign * n.x * n.x * a, sign * b, -sign * n.x);
   const Vec3 s(b, sign + n.y * n.y * a, -n.y);
-  const double r = sqrt(u1), phi = 2 * kPathPi * u2;
+  const double r = sqrt(u1), phi = 2 * kPi * u2;
   const double up = 1 - u1 > 0 ? 1 - u1 : 0.0;
   return t * (r * cos(phi)) + s * (r * sin(phi)) + n * sqrt(up);
 }
@@ -156,7 +155,7 @@ RAD_HD RAD_INLINE bool SampleLight(const PathSceneView &s, Vec3 x, int face, boo
   const double cosX = Dot(s.normal[face], dir), cosY = -Dot(s.normal[e.face], dir);
   if (cosX <= 0 || cosY <= 0) return false;  // behind x, or the emitter's back side
   // Ke * (cos/pi) / (density of the direction), weighted by the power heuristic against the bounce.
-  const double lightPdf = s.areaPdf[e.face] * d2 / cosY, bouncePdf = cosX / kPathPi;
+  const double lightPdf = s.areaPdf[e.face] * d2 / cosY, bouncePdf = cosX / kPi;
   value = s.emission[e.face] * (bouncePdf / lightPdf * (weighted ? PowerHeuristic(lightPdf, bouncePdf) : 1.0));
   lightPoint = y;
   lightFace = e.face;
@@ -213,7 +212,7 @@ RAD_HD RAD_INLINE bool ArriveAtHit(const PathSceneView &s, PathVertex &p, Vec3 d
   const double areaPdf = s.areaPdf[hitFace];
   if (areaPdf > 0) {
     const double lightPdf = areaPdf * LengthSquared(hitPoint - p.x) / cosY;
-    const double bouncePdf = Dot(s.normal[p.face], direction) / kPathPi;
+    const double bouncePdf = Dot(s.normal[p.face], direction) / kPi;
     p.sum += Mul(p.throughput, s.emission[hitFace]) * PowerHeuristic(bouncePdf, lightPdf);
   }
   p.x = hitPoint;

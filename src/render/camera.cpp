@@ -10,12 +10,12 @@
 #include <sstream>
 
 #include "util/error.h"
+#include "util/math_constants.h"
 
 namespace rad {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 // Images larger than this per side are surely a typo, and the renderer's MPI counts stay within int.
 constexpr int kMaxImageSide = 16384;
 

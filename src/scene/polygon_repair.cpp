@@ -8,6 +8,7 @@
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "util/error.h"
+#include "util/math_constants.h"
 
 namespace rad {
 
@@ -18,7 +19,6 @@ constexpr double kZeroAreaFactor = 1e-12;       // times the scene's squared bou
 constexpr double kPlanarityFactor = 1e-6;       // times the polygon's diameter
 constexpr double kRepeatedVertexFactor = 1e-9;  // times the polygon's diameter
 constexpr double kCollinearSine = 1e-9;         // sine of the turn at a corner
-constexpr double kPi = 3.14159265358979323846;
 
 double Diameter(const std::vector<Vec3> &corners) {
   double diameter = 0;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "util/error.h"
+#include "util/math_constants.h"
 #include "vpl/halton.h"
 #include "vpl/vpl_scene.h"
 
@@ -14,7 +15,6 @@ namespace rad {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 
 struct EmitterTriangle {
   Vec3 a, b, c;

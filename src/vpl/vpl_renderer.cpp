@@ -12,6 +12,7 @@
 
 #include "render/pixel_kernels.h"
 #include "util/error.h"
+#include "util/math_constants.h"
 #include "util/mpi_check.h"
 #include "vpl/vpl_filters.h"
 #include "vpl/vpl_lights.h"
@@ -21,7 +22,6 @@ namespace rad {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 constexpr int kTile = 3;  // interleaved sampling: kTile x kTile VPL subsets over kTile x kTile pixel tiles
 
 static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 buffers are reduced as doubles");
