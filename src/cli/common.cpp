@@ -1,5 +1,6 @@
 #include <sched.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -102,16 +103,31 @@ void ReportSceneWarnings(const Scene &scene, bool quiet) {
   for (const std::string &warning : scene.warnings) std::fprintf(stderr, "radiosity: warning: %s\n", warning.c_str());
 }
 
+namespace {
+
+// CLI11's PositiveNumber names its range up to DBL_MAX in full; this says what the option wants in words.
+CLI::Validator PositiveValue(const std::string &what) {
+  return CLI::Validator(
+      [what](std::string &text) {
+        double value = 0;
+        const bool ok = CLI::detail::lexical_cast(text, value) && value > 0 && std::isfinite(value);
+        return ok ? std::string() : "must be " + what + ", not '" + text + "'";
+      },
+      "POSITIVE");
+}
+
+}  // namespace
+
 void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdivHelp) {
   CLI::Option *subdiv = cmd.add_option("--subdiv", meshing.subdiv, subdivHelp)->capture_default_str()
       ->check(CLI::Range(0, 10));
   CLI::Option *size = cmd.add_option("--max-patch-size", meshing.maxPatchSize,
                                      "Split each polygon by its own extent so that no patch edge is longer than L "
                                      "(scene units): patches of one size on a scene of mixed scales")
-                          ->check(CLI::PositiveNumber);
+                          ->check(PositiveValue("a positive length"));
   CLI::Option *count = cmd.add_option("--patches", meshing.patches,
                                       "About N patches in all: the finest --max-patch-size whose total is at most N")
-                           ->check(CLI::PositiveNumber);
+                           ->check(PositiveValue("a positive number of patches"));
   size->excludes(subdiv)->excludes(count);
   count->excludes(subdiv);
 }
