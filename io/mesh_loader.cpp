@@ -37,15 +37,8 @@ namespace {
 
 constexpr size_t kMaxCorners = 255;  // as in OBJ files
 
-std::string Quote(const std::string &text) { return "'" + text + "'"; }
-
 // One line, whatever the names and Assimp's messages carry.
-[[noreturn]] void Fail(const std::string &where, const std::string &problem) {
-  std::string message = where + ": " + problem;
-  std::replace(message.begin(), message.end(), '\n', ' ');
-  std::replace(message.begin(), message.end(), '\r', ' ');
-  throw InputError(message);
-}
+[[noreturn]] void Fail(const std::string &where, const std::string &problem) { ThrowInputError(where, problem); }
 
 // A library's message on one short line: blanks and line ends as single blanks, at most 120 characters (Assimp's
 // parsers quote the rest of the file).

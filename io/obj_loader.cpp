@@ -33,24 +33,15 @@ namespace {
 constexpr double kParseAgreement = 1e-9;        // tinyobjloader's number parser is not correctly rounded
 constexpr size_t kMaxCorners = 255;             // tinyobjloader stores corner counts as unsigned char
 
-// `where` is the file, with ":line" when known.
-[[noreturn]] void FailAt(const std::string &where, const std::string &problem) {
-  std::string message = where + ": " + problem;
-  // The contract is one line per error, whatever odd bytes a name may carry.
-  std::replace(message.begin(), message.end(), '\n', ' ');
-  std::replace(message.begin(), message.end(), '\r', ' ');
-  throw InputError(message);
-}
 
 std::string FileAndLine(const std::string &file, int line) {
   return line > 0 ? file + ":" + std::to_string(line) : file;
 }
 
 [[noreturn]] void Fail(const std::string &file, int line, const std::string &problem) {
-  FailAt(FileAndLine(file, line), problem);
+  ThrowInputError(FileAndLine(file, line), problem);
 }
 
-std::string Quote(const std::string &text) { return "'" + text + "'"; }
 
 std::string Format(Vec3 v) {
   std::ostringstream out;

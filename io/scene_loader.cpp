@@ -20,15 +20,7 @@ const char *const kSceneFormats = ".obj, .stl, .ply, .off, .gltf, .glb";
 
 namespace {
 
-std::string Quote(const std::string &text) { return "'" + text + "'"; }
-
-// One line, whatever the names and library messages carry.
-[[noreturn]] void Fail(const std::string &file, const std::string &problem) {
-  std::string message = file + ": " + problem;
-  std::replace(message.begin(), message.end(), '\n', ' ');
-  std::replace(message.begin(), message.end(), '\r', ' ');
-  throw InputError(message);
-}
+[[noreturn]] void Fail(const std::string &file, const std::string &problem) { ThrowInputError(file, problem); }
 
 std::string LowerExtension(const std::string &path) {
   std::string extension = std::filesystem::path(path).extension().string();

@@ -20,6 +20,9 @@ struct MaterialsFile {
   mutable std::set<std::string> used;      // the names that matched a face, for the warning about the others
 };
 
+// A name as messages show it: 'name'.
+inline std::string Quote(const std::string &text) { return "'" + text + "'"; }
+
 // Reads and validates a materials file (InputError naming it and the problem).
 MaterialsFile ReadMaterialsFile(const std::string &path);
 

@@ -12,13 +12,6 @@ namespace rad {
 
 namespace {
 
-double Diameter(const std::vector<Vec3> &p) {
-  double d2 = 0;
-  for (size_t a = 0; a < p.size(); ++a)
-    for (size_t b = a + 1; b < p.size(); ++b) d2 = std::max(d2, LengthSquared(p[a] - p[b]));
-  return std::sqrt(d2);
-}
-
 // True when q passes through p's plane along a chord that runs through p's interior (grown by `boundary`:
 // positive to count a chord along p's edge, negative to count only a chord clear of it).
 bool CrossesPlaneWithin(const std::vector<Vec3> &p, const std::vector<Vec3> &q, double tolerance, double boundary) {
@@ -72,7 +65,7 @@ std::pair<double, double> Extent(const std::vector<Vec3> &p, Vec3 axis) {
 }  // namespace
 
 bool CoplanarOverlap(const std::vector<Vec3> &p, const std::vector<Vec3> &q) {
-  const double tolerance = 1e-9 * std::max(Diameter(p), Diameter(q));
+  const double tolerance = 1e-9 * std::max(PolygonDiameter(p), PolygonDiameter(q));
   const Vec3 np = Normalize(NewellNormal(p.data(), int(p.size())));
   const Vec3 nq = Normalize(NewellNormal(q.data(), int(q.size())));
   if (Dot(np, nq) < 1 - 1e-9) return false;
@@ -92,7 +85,7 @@ bool CoplanarOverlap(const std::vector<Vec3> &p, const std::vector<Vec3> &q) {
 }
 
 PolygonContact PolygonsCross(const std::vector<Vec3> &p, const std::vector<Vec3> &q) {
-  const double tolerance = 1e-9 * std::max(Diameter(p), Diameter(q));
+  const double tolerance = 1e-9 * std::max(PolygonDiameter(p), PolygonDiameter(q));
   if (CrossesPlaneWithin(p, q, tolerance, -tolerance) || CrossesPlaneWithin(q, p, tolerance, -tolerance))
     return PolygonContact::kCross;
   if (CrossesPlaneWithin(p, q, tolerance, tolerance) || CrossesPlaneWithin(q, p, tolerance, tolerance))

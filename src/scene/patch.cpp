@@ -20,6 +20,13 @@ Vec3 NewellNormal(const Vec3 *corners, int count) {
   return n;
 }
 
+double PolygonDiameter(const std::vector<Vec3> &corners) {
+  double diameter = 0;
+  for (size_t i = 0; i < corners.size(); ++i)
+    for (size_t j = i + 1; j < corners.size(); ++j) diameter = std::max(diameter, Length(corners[j] - corners[i]));
+  return diameter;
+}
+
 namespace {
 
 Patch MakePatch(const Vec3 *corners, int count, int face, const Material &material, Vec3 faceNormal) {

@@ -24,6 +24,9 @@ struct Patch {
 // Newell's normal (not normalised: its length is twice the polygon's area). Robust for any planar polygon.
 Vec3 NewellNormal(const Vec3 *corners, int count);
 
+// The largest distance between two corners.
+double PolygonDiameter(const std::vector<Vec3> &corners);
+
 // How polygons become patches: either every polygon into 4^subdiv (a quad into n x n quads, a triangle into
 // n^2 triangles, n = 2^subdiv), or each by its own extent so that no patch edge is longer than maxPatchSize
 // (a quad into na x nb quads, na and nb from its two pairs of opposite edges; a triangle into n^2 triangles,

@@ -20,13 +20,6 @@ constexpr double kPlanarityFactor = 1e-6;       // times the polygon's diameter
 constexpr double kRepeatedVertexFactor = 1e-9;  // times the polygon's diameter
 constexpr double kCollinearSine = 1e-9;         // sine of the turn at a corner
 
-double Diameter(const std::vector<Vec3> &corners) {
-  double diameter = 0;
-  for (size_t i = 0; i < corners.size(); ++i)
-    for (size_t j = i + 1; j < corners.size(); ++j) diameter = std::max(diameter, Length(corners[j] - corners[i]));
-  return diameter;
-}
-
 Vec3 AreaVector(const std::vector<Vec3> &corners) { return NewellNormal(corners.data(), int(corners.size())); }
 
 Vec3 Centre(const std::vector<Vec3> &corners) {
@@ -57,15 +50,15 @@ double Turn(const std::vector<Vec3> &p, size_t i, Vec3 normal, double *limit) {
 
 // "file:line: problem" (OBJ) or "file: face N: problem" (formats without lines).
 [[noreturn]] void Fail(const std::string &file, const Face &face, const std::string &problem) {
-  throw InputError(file + (face.line > 0 ? ":" + std::to_string(face.line) : ": face " + std::to_string(face.polygon)) +
-                   ": " + problem);
+  ThrowInputError(file + (face.line > 0 ? ":" + std::to_string(face.line) : ": face " + std::to_string(face.polygon)),
+                  problem);
 }
 
 // Today's refusals, unchanged, for --strict.
 void CheckStrict(const std::string &file, const Face &face, double minArea) {
   const std::vector<Vec3> &p = face.corners;
   const size_t n = p.size();
-  const double diameter = Diameter(p);
+  const double diameter = PolygonDiameter(p);
   for (size_t i = 0; i < n; ++i) {
     if (Length(p[(i + 1) % n] - p[i]) <= kRepeatedVertexFactor * diameter) {
       Fail(file, face, "degenerate polygon: repeated vertex (corners " + std::to_string(i + 1) + " and " +
@@ -137,7 +130,7 @@ Shape Classify(const std::vector<Vec3> &p) {
   const size_t n = p.size();
   if (n == 3) return Shape::kConvex;
   const Vec3 normal = Normalize(AreaVector(p));
-  if (WorstPlaneOffset(p, normal).second > kPlanarityFactor * Diameter(p)) return Shape::kNonPlanar;
+  if (WorstPlaneOffset(p, normal).second > kPlanarityFactor * PolygonDiameter(p)) return Shape::kNonPlanar;
   double turning = 0;
   bool reflex = false;
   for (size_t i = 0; i < n; ++i) {
@@ -319,7 +312,7 @@ PolygonRepairs RepairPolygons(Scene *scene, bool strict) {
       repairs.zeroArea.Add(where(faces[f]));
       continue;
     }
-    if (DropEmptyCorners(&p, Diameter(p))) repairs.cornersDropped.Add(where(faces[f]));
+    if (DropEmptyCorners(&p, PolygonDiameter(p))) repairs.cornersDropped.Add(where(faces[f]));
     if (p.size() < 3 || !(0.5 * Length(AreaVector(p)) > minArea)) {
       repairs.degenerate.Add(where(faces[f]));
       continue;

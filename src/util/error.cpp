@@ -2,10 +2,18 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
 namespace rad {
+
+void ThrowInputError(const std::string &where, const std::string &problem) {
+  std::string message = where + ": " + problem;
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  std::replace(message.begin(), message.end(), '\r', ' ');
+  throw InputError(message);
+}
 
 void FatalAt(const char *file, int line, const std::string &message) {
   int initialized = 0, finalized = 0, rank = 0;

@@ -20,6 +20,10 @@ constexpr int kExitInputError = 2;
 // Exit code when the radiosity iteration diverged or did not reach its tolerance.
 constexpr int kExitNotConverged = 3;
 
+// Throws InputError("where: problem") as one line: line ends in names or library messages become blanks, since
+// the contract is one line per error.
+[[noreturn]] void ThrowInputError(const std::string &where, const std::string &problem);
+
 [[noreturn]] void FatalAt(const char *file, int line, const std::string &message);
 
 }  // namespace rad
