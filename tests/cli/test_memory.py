@@ -78,6 +78,16 @@ def progress_of(proc):
 
 
 class MemoryTestCase(CliTestCase):
+    def cornell_job(self, command, ranks):
+        """A fresh output folder and the arguments of `formfactors` or `run` on the Cornell box at subdiv 2."""
+        out_dir = self.path("%s%d" % (command, ranks or 1))
+        os.mkdir(out_dir)
+        if command == "formfactors":
+            return out_dir, ["formfactors", "--input", CORNELL_BOX, "--subdiv", "2", "--output",
+                             os.path.join(out_dir, "F.h5")]
+        return out_dir, ["run", "--input", CORNELL_BOX, "--subdiv", "2", "--output-dir", out_dir,
+                         "--width", "32", "--height", "32"]
+
     def refused(self, args, ranks, out_dir, limit_bytes=None, names=()):
         """Exit code 2 within 2 s, one line with the bytes needed and available, nothing in out_dir.
 
@@ -215,14 +225,7 @@ class TestJustEnoughMemory(MemoryTestCase):
         for command in ("formfactors", "run"):
             for ranks in (None, 2):
                 with self.subTest(command=command, ranks=ranks or 1):
-                    out_dir = self.path("%s%d" % (command, ranks or 1))
-                    os.mkdir(out_dir)
-                    if command == "formfactors":
-                        args = ["formfactors", "--input", CORNELL_BOX, "--subdiv", "2", "--output",
-                                os.path.join(out_dir, "F.h5")]
-                    else:
-                        args = ["run", "--input", CORNELL_BOX, "--subdiv", "2", "--output-dir", out_dir,
-                                "--width", "32", "--height", "32"]
+                    out_dir, args = self.cornell_job(command, ranks)
                     need, _, _ = self.refused(args + ["--memory-limit", "1K"], ranks, out_dir)
                     self.refused(args + ["--memory-limit", str(need - 1)], ranks, out_dir, limit_bytes=need - 1)
                     proc, _ = timed_run(args + ["--memory-limit", str(need)], ranks, self.tmp)
@@ -248,14 +251,7 @@ class TestFloatHalvesTheMemory(MemoryTestCase):
         for command in ("formfactors", "run"):
             for ranks in (None, 2):
                 with self.subTest(command=command, ranks=ranks or 1):
-                    out_dir = self.path("%s%d" % (command, ranks or 1))
-                    os.mkdir(out_dir)
-                    if command == "formfactors":
-                        args = ["formfactors", "--input", CORNELL_BOX, "--subdiv", "2", "--output",
-                                os.path.join(out_dir, "F.h5")]
-                    else:
-                        args = ["run", "--input", CORNELL_BOX, "--subdiv", "2", "--output-dir", out_dir,
-                                "--width", "32", "--height", "32"]
+                    out_dir, args = self.cornell_job(command, ranks)
                     # The refusals give exact bytes: float64's names what float32 would need, and that is what
                     # float32 needs; F is then half, and so is the pair exchange at 2 ranks.
                     need64, _, line = self.refused(args + ["--memory-limit", "256K"], ranks, out_dir)
