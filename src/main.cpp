@@ -7,6 +7,8 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "pipeline/backend.h"
+#include "pipeline/execution.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "accel/bvh_builder.h"
-#include "cli/backend_option.h"
+#include "pipeline/backend.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"

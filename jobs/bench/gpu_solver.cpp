@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "bench_inputs.h"
-#include "cli/commands.h"
+#include "pipeline/execution.h"
 #include "cuda_check.h"
 #include "device_info.h"
 #include "device_select.h"

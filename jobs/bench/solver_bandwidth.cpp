@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "bench_inputs.h"
-#include "cli/commands.h"
+#include "pipeline/execution.h"
 #include "formfactor/distribution.h"
 #include "solver/radiosity_solver.h"
 #include "util/rng.h"

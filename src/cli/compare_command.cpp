@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "cli/commands.h"
+#include "pipeline/outputs.h"
 #include "hdf5_util.h"
 #include "image_io.h"
 #include "radiosity_file_reader.h"

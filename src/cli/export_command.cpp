@@ -10,7 +10,9 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/formfactor_source.h"
+#include "pipeline/formfactor_source.h"
+#include "pipeline/outputs.h"
+#include "cli/options.h"
 #include "csr_hdf5.h"
 #include "matrix_market.h"
 #include "petsc_binary.h"
@@ -206,7 +208,7 @@ CommandRunner AddExportCommand(CLI::App &app) {
       ->check(CLI::IsMember({"double", "float"}));
   AddSceneInputOptions(*cmd, o->input, "Scene of a raw, MatrixMarket or PETSc source (its patches)", false);
   AddMeshingOptions(*cmd, o->meshing, "Subdivision of such a source");
-  cmd->add_flag("--quiet", o->quiet, "No progress lines (the summary still goes to stdout)");
+  AddQuietOption(*cmd, o->quiet, "No progress lines (the summary still goes to stdout)");
   AddMemoryLimitOption(*cmd, o->memoryLimit);
   return [o]() { return RunExport(*o); };
 }

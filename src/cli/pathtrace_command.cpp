@@ -1,17 +1,15 @@
 // `radiosity pathtrace`: scene -> reference image (PNG, EXR) by unbiased path tracing, and/or a Monte Carlo
 // estimate of every patch's outgoing radiance (HDF5, /pathtrace/B and /pathtrace/stderr), in the radiance units
 // of the radiosity solution, to check it against.
-#include <tbb/global_control.h>
-
 #include <cstdio>
 #include <limits>
 #include <memory>
 #include <string>
 
-#include "cli/backend_option.h"
 #include "cli/commands.h"
-#include "cli/path_trace_backend.h"
-#include "cli/render_step.h"
+#include "cli/options.h"
+#include "pipeline/outputs.h"
+#include "pipeline/path_trace_backend.h"
 #include "image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_tracer.h"
@@ -39,9 +37,7 @@ struct PathTraceCommandOptions {
   bool strict = false;
   unsigned long long seed = 1;
   double exposure = 0;
-  int threads = 0;
-  bool quiet = false;
-  std::string backend = "auto";
+  ExecutionOptions execution;
   long long gpuBatch = kGpuPathsPerBatch;
 };
 
@@ -70,20 +66,17 @@ void ReportRates(const std::string &what, double items, const RayCounts &rays, d
 }
 
 int RunPathTraceCommand(const PathTraceCommandOptions &o) {
-  const double start = Now();
-  PhaseTimers timers;
-  const int rank = WorldRank();
-  const Backend backend = ResolveBackend(MPI_COMM_WORLD, o.backend);
+  Execution exec(o.execution);
+  PhaseTimers &timers = exec.Timers();
+  const bool quiet = exec.Quiet();
   if (o.png.empty() && o.exr.empty() && o.patchEstimates.empty())
     throw InputError("nothing to do: give --output (PNG), --exr and/or --patch-estimates");
   if (!o.png.empty()) CheckImageOutputPath("--output", o.png);
   if (!o.exr.empty()) CheckImageOutputPath("--exr", o.exr, true);
   if (!o.patchEstimates.empty()) CheckOutputPath("--patch-estimates", o.patchEstimates);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
-  std::string threadNote;
-  const int threads = DefaultThreadsPerRank(o.threads, &threadNote);
-  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads));
-  if (rank == 0 && !o.quiet && !threadNote.empty()) std::fprintf(stderr, "radiosity: note: %s\n", threadNote.c_str());
+  if (exec.Talks() && !exec.ThreadNote().empty())
+    std::fprintf(stderr, "radiosity: note: %s\n", exec.ThreadNote().c_str());
 
   Scene scene;
   Meshing meshing;
@@ -91,7 +84,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   {
     ScopedPhase phase(timers, "scene load");
     scene = LoadSceneInput(o.input);  // every rank reads it; a bad file fails on every rank alike
-    ReportSceneWarnings(scene, o.quiet);
+    ReportSceneWarnings(scene, quiet);
     RefuseTwoSidedPlates(scene, "pathtrace");
     meshing = ResolveMeshing(scene, o.meshing);
     if (CountPatches(scene, meshing) > std::numeric_limits<int32_t>::max())
@@ -102,19 +95,19 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   settings.maxDepth = o.maxDepth;
   settings.rouletteDepth = o.rouletteDepth;
   settings.rouletteThreshold = o.rouletteThreshold;
-  AnnounceBackend(MPI_COMM_WORLD, o.backend, backend, o.quiet);
+  exec.AnnounceBackend();
   std::unique_ptr<PathTraceBackend> tracer;
   {
     ScopedPhase phase(timers, "BVH");
-    tracer = std::make_unique<PathTraceBackend>(backend, scene, settings, o.gpuBatch);
+    tracer = std::make_unique<PathTraceBackend>(exec.UsedBackend(), scene, settings, o.gpuBatch);
   }
   bool emitters = false;
   for (const Face &f : scene.faces)
     emitters = emitters || RgbLuminance(scene.materials[size_t(f.material)].emission) > 0;
-  if (rank == 0 && !o.quiet) {
+  if (exec.Talks()) {
     std::fprintf(stderr, "radiosity: pathtrace: %s: %zu polygons, %s, %d rank(s) x %d thread(s), max depth %d, "
                  "Russian roulette after %d bounces\n",
-                 o.input.Label().c_str(), scene.faces.size(), tracer->Describe(), WorldSize(), threads, o.maxDepth,
+                 o.input.Label().c_str(), scene.faces.size(), tracer->Describe(), exec.Ranks(), exec.Threads(), o.maxDepth,
                  o.rouletteDepth);
     if (!emitters) std::fprintf(stderr, "radiosity: warning: %s has no emitter (Ke > 0): everything is black\n",
                                 o.input.Label().c_str());
@@ -124,7 +117,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   if (!o.png.empty() || !o.exr.empty()) {
     std::string how;
     const Camera camera = ChooseCamera(o.camera, patches, o.input.Attribute(), &how);
-    if (rank == 0 && !o.quiet)
+    if (exec.Talks())
       std::fprintf(stderr, "radiosity: pathtrace: %dx%d, %d samples per pixel, %s\n", camera.width, camera.height,
                    o.samplesPerPixel, how.c_str());
     RayCounts rays;
@@ -132,9 +125,9 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
     const double begin = Now();
     {
       ScopedPhase phase(timers, "path trace");
-      image = tracer->Render(MPI_COMM_WORLD, camera, o.samplesPerPixel, o.seed, &rays, !o.quiet);
+      image = tracer->Render(MPI_COMM_WORLD, camera, o.samplesPerPixel, o.seed, &rays, !quiet);
     }
-    ReportRates("image", double(camera.width) * camera.height * o.samplesPerPixel, rays, Now() - begin, o.quiet,
+    ReportRates("image", double(camera.width) * camera.height * o.samplesPerPixel, rays, Now() - begin, quiet,
                 extra);
     ScopedPhase phase(timers, "image I/O");
     OnRankZero(MPI_COMM_WORLD, [&] {
@@ -144,7 +137,7 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
   }
 
   if (!o.patchEstimates.empty()) {
-    if (rank == 0 && !o.quiet)
+    if (exec.Talks())
       std::fprintf(stderr, "radiosity: pathtrace: patch estimates: %zu patches (%s) x %d points\n",
                    patches.size(), meshing.Describe().c_str(), o.patchSamples);
     RayCounts rays;
@@ -152,9 +145,9 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
     const double begin = Now();
     {
       ScopedPhase phase(timers, "patch estimates");
-      estimates = tracer->EstimatePatches(MPI_COMM_WORLD, patches, o.patchSamples, o.seed, &rays, !o.quiet);
+      estimates = tracer->EstimatePatches(MPI_COMM_WORLD, patches, o.patchSamples, o.seed, &rays, !quiet);
     }
-    ReportRates("patch estimates", double(patches.size()) * o.patchSamples, rays, Now() - begin, o.quiet, extra);
+    ReportRates("patch estimates", double(patches.size()) * o.patchSamples, rays, Now() - begin, quiet, extra);
     ScopedPhase phase(timers, "output I/O");
     RadiosityFileWriter writer(MPI_COMM_WORLD, o.patchEstimates);
     Attributes file;
@@ -176,12 +169,12 @@ int RunPathTraceCommand(const PathTraceCommandOptions &o) {
     writer.Commit();
   }
 
-  timers.Add("total", Now() - start);
+  timers.Add("total", Now() - exec.Start());
   extra.push_back({"patches", std::to_string(patches.size())});
-  extra.push_back({"threads per rank", std::to_string(threads)});
-  extra.push_back({"backend", BackendName(backend)});
+  extra.push_back({"threads per rank", std::to_string(exec.Threads())});
+  extra.push_back({"backend", BackendName(exec.UsedBackend())});
   extra.push_back({"input", o.input.Label()});
-  if (!o.quiet || !o.timings.empty()) timers.Report(MPI_COMM_WORLD, "pathtrace", "total", o.timings, extra);
+  if (!quiet || !o.timings.empty()) timers.Report(MPI_COMM_WORLD, "pathtrace", "total", o.timings, extra);
   return 0;
 }
 
@@ -215,14 +208,13 @@ CommandRunner AddPathTraceCommand(CLI::App &app) {
       ->capture_default_str()->check(CLI::Range(2, 1 << 24));
   AddMeshingOptions(*cmd, o->meshing,
                     "Patches of --patch-estimates: every polygon split into 4^K (as `formfactors --subdiv`)");
-  cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
-      ->check(CLI::Range(0, 4096));
-  cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
-  AddBackendOption(*cmd, o->backend);
+  AddExecutionOptions(*cmd, o->execution, {true, false, false});
+  AddTimingsOption(*cmd, o->timings);
+  AddExecutionOptions(*cmd, o->execution, {false, false, true});
   cmd->add_option("--gpu-batch", o->gpuBatch,
                   "GPU backend: paths in flight per batch (device memory: about 300 bytes each)")
       ->capture_default_str()->check(CLI::Range(1LL, 1LL << 28));
-  cmd->add_flag("--quiet", o->quiet, "No progress lines");
+  AddExecutionOptions(*cmd, o->execution, {false, true, false});
   return [o]() { return RunPathTraceCommand(*o); };
 }
 

@@ -1,11 +1,10 @@
 // `radiosity render`: /patches and /radiosity/B from a file -> image (PNG, EXR) and PLY mesh.
-#include <tbb/global_control.h>
-
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/render_step.h"
+#include "pipeline/outputs.h"
+#include "cli/options.h"
 #include "formfactor_input.h"
 #include "radiosity_file_reader.h"
 #include "util/agree.h"
@@ -18,20 +17,16 @@ namespace {
 
 struct RenderCommandOptions {
   std::string radiosity, timings;
-  int threads = 0;
-  bool quiet = false;
-  std::string backend = "auto";
+  ExecutionOptions execution;
   RenderStepOptions step;
 };
 
 int RunRenderCommand(RenderCommandOptions o) {
-  const double start = Now();
-  PhaseTimers timers;
-  o.step.backend = ResolveBackend(MPI_COMM_WORLD, o.backend);
+  Execution exec(o.execution);
+  PhaseTimers &timers = exec.Timers();
+  o.step.backend = exec.UsedBackend();
   CheckRenderOutputs(o.step);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
-  const int threads = DefaultThreadsPerRank(o.threads);
-  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads));
 
   std::vector<Patch> patches;
   std::vector<double> radiance;
@@ -54,10 +49,10 @@ int RunRenderCommand(RenderCommandOptions o) {
     RAD_MPI(MPI_Bcast(radiance.data(), int(radiance.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD));
     BroadcastString(MPI_COMM_WORLD, scene);
   }
-  AnnounceBackend(MPI_COMM_WORLD, o.backend, o.step.backend, o.quiet);
-  RenderStep(o.step, patches, radiance, scene, timers, o.quiet);
-  timers.Add("total", Now() - start);
-  if (!o.quiet || !o.timings.empty())
+  exec.AnnounceBackend();
+  RenderStep(o.step, patches, radiance, scene, timers, exec.Quiet());
+  timers.Add("total", Now() - exec.Start());
+  if (!exec.Quiet() || !o.timings.empty())
     timers.Report(MPI_COMM_WORLD, "render", "total", o.timings, {{"patches", std::to_string(patches.size())}});
   return 0;
 }
@@ -74,11 +69,9 @@ CommandRunner AddRenderCommand(CLI::App &app) {
   cmd->add_option("--ply", o->step.ply, "Also write the patch mesh with per-vertex radiance (binary PLY)");
   AddRenderStepOptions(*cmd, o->step);
   cmd->add_option("--seed", o->step.seed, "Seed of the pixel jitter")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
-      ->check(CLI::Range(0, 4096));
-  cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
-  cmd->add_flag("--quiet", o->quiet, "No progress lines");
-  AddBackendOption(*cmd, o->backend);
+  AddExecutionOptions(*cmd, o->execution, {true, false, false});
+  AddTimingsOption(*cmd, o->timings);
+  AddExecutionOptions(*cmd, o->execution, {false, true, true});
   return [o]() { return RunRenderCommand(*o); };
 }
 

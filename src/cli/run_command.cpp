@@ -1,17 +1,14 @@
 // `radiosity run`: the whole pipeline in one job, the form-factor matrix staying in memory (each rank its own
 // rows): scene -> F -> distributed solve -> image. Writes radiosity.h5, image.png, image.exr, timings.json and
 // summary.txt into the output folder.
-#include <tbb/global_control.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/form_factor_job.h"
-#include "cli/render_step.h"
-#include "cli/solve_step.h"
+#include "cli/options.h"
+#include "pipeline/outputs.h"
 #include "util/agree.h"
 #include "util/error.h"
 
@@ -22,6 +19,7 @@ namespace {
 struct RunOptions {
   std::string outputDir;
   bool saveFormFactors = false, raw = false, ply = false;
+  ExecutionOptions execution;
   FormFactorJobOptions formFactors;
   SolveStepOptions solve;
   RenderStepOptions render;
@@ -30,13 +28,13 @@ struct RunOptions {
 std::string In(const std::string &dir, const char *name) { return (std::filesystem::path(dir) / name).string(); }
 
 // A short text summary for people (the JSON timings are for scripts).
-void WriteSummary(const std::string &path, const FormFactorJob &job, const SolverResult &result,
-                  const RunOptions &o, const std::vector<PhaseTimers::Summary> &phases) {
+void WriteSummary(const std::string &path, const FormFactorJob &job, const Execution &exec,
+                  const SolverResult &result, const RunOptions &o, const std::vector<PhaseTimers::Summary> &phases) {
   std::ofstream out(path);
   out << "radiosity run " << RAD_VERSION << "\n";
   out << "input: " << o.formFactors.input.Label() << " (" << job.UsedMeshing().Describe() << ")\n";
   out << "patches: " << job.PatchCount() << "\n";
-  out << "ranks x threads: " << WorldSize() << " x " << job.Threads() << "\n";
+  out << "ranks x threads: " << exec.Ranks() << " x " << exec.Threads() << "\n";
   const ClosureStats c = job.Closure();
   out << "row sums of F: min " << c.minRowSum << " mean " << c.meanRowSum << " max " << c.maxRowSum << "\n";
   out << "solver: " << o.solve.solver << ", " << result.iterations << " iterations, relative residual "
@@ -52,7 +50,7 @@ void WriteSummary(const std::string &path, const FormFactorJob &job, const Solve
 }
 
 int Run(RunOptions o) {
-  ResolveBackend(MPI_COMM_WORLD, o.formFactors.backend);  // a missing GPU fails before anything is created
+  Execution exec(o.execution);  // a missing GPU fails before anything is created
   const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
   o.formFactors.timings = In(o.outputDir, "timings.json");
   if (o.raw) o.formFactors.raw = In(o.outputDir, "formfactors");
@@ -60,23 +58,22 @@ int Run(RunOptions o) {
   o.render.exr = In(o.outputDir, "image.exr");
   if (o.ply) o.render.ply = In(o.outputDir, "radiosity.ply");
   const std::string radiosityPath = In(o.outputDir, "radiosity.h5");
-  const bool quiet = o.formFactors.quiet;
+  const bool quiet = exec.Quiet();
 
-  FormFactorJob job(o.formFactors);
+  FormFactorJob job(o.formFactors, exec);
   job.Run();
-  o.solve.backend = o.render.backend = job.UsedBackend();  // --backend: one choice for the whole job
-  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(job.Threads()));
+  o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job
   const std::vector<Patch> &patches = job.Geometry().patches;
 
   SolverResult result;
   try {
-    result = SolveStep(o.solve, patches, job.Rows(), job.F64(), job.F32(), job.Timers(), quiet);
+    result = SolveStep(o.solve, patches, job.Rows(), job.F64(), job.F32(), exec.Timers(), quiet);
   } catch (const SolveFailed &e) {
     if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
     return kExitNotConverged;
   }
   {
-    ScopedPhase phase(job.Timers(), "output I/O");
+    ScopedPhase phase(exec.Timers(), "output I/O");
     RadiosityFileWriter writer(MPI_COMM_WORLD, radiosityPath);
     Attributes file;
     file.strings["input"] = o.formFactors.input.Attribute();
@@ -88,14 +85,14 @@ int Run(RunOptions o) {
     writer.Commit();
     if (o.raw) job.WriteRaw(o.formFactors.raw);
   }
-  RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), job.Timers(), quiet);
+  RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), exec.Timers(), quiet);
 
   char text[64];
   std::snprintf(text, sizeof text, "%d (%s), residual %.3e", result.iterations, o.solve.solver.c_str(),
                 result.finalResidual);
   job.Report("run", {{"solver iterations", text}});
-  const std::vector<PhaseTimers::Summary> phases = job.Timers().Reduce(MPI_COMM_WORLD, "total");
-  OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), job, result, o, phases); });
+  const std::vector<PhaseTimers::Summary> phases = exec.Timers().Reduce(MPI_COMM_WORLD, "total");
+  OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), job, exec, result, o, phases); });
   if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: wrote %s/{radiosity.h5,image.png,image.exr,timings.json,summary.txt}\n", o.outputDir.c_str());
   return FinishSolve(result);
 }
@@ -108,6 +105,7 @@ CommandRunner AddRunCommand(CLI::App &app) {
   auto o = std::make_shared<RunOptions>();
   o->formFactors.meshing.subdiv = 3;  // a job that ends in an image needs patches smaller than the polygons
   AddFormFactorJobOptions(*cmd, o->formFactors, false);
+  AddExecutionOptions(*cmd, o->execution);
   cmd->add_option("--output-dir", o->outputDir,
                   "Folder for radiosity.h5, image.png, image.exr, timings.json, summary.txt (created if missing)")
       ->required();

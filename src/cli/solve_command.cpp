@@ -1,12 +1,11 @@
 // `radiosity solve`: patches and rows of F from a file -> distributed solve -> /patches and /radiosity.
-#include <tbb/global_control.h>
-
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/formfactor_source.h"
-#include "cli/solve_step.h"
+#include "cli/options.h"
+#include "pipeline/formfactor_source.h"
+#include "pipeline/outputs.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
 
@@ -18,22 +17,17 @@ struct SolveCommandOptions {
   std::string formfactors, output, timings, distribution = "cyclic";
   SceneInput input;
   Meshing meshing;
-  int threads = 0;
-  bool quiet = false;
-  std::string backend = "auto";
+  ExecutionOptions execution;
   std::string memoryLimit;
   SolveStepOptions step;
 };
 
 int RunSolveCommand(SolveCommandOptions o) {
-  const double start = Now();
-  PhaseTimers timers;
-  o.step.backend = ResolveBackend(MPI_COMM_WORLD, o.backend);
+  Execution exec(o.execution);
+  PhaseTimers &timers = exec.Timers();
+  o.step.backend = exec.UsedBackend();
   CheckOutputPath("--output", o.output);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
-  std::string threadNote;
-  const int threads = DefaultThreadsPerRank(o.threads, &threadNote);
-  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads));
   const Distribution distribution = ParseDistribution(o.distribution);
 
   FormFactorInput in;
@@ -43,19 +37,19 @@ int RunSolveCommand(SolveCommandOptions o) {
     in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, distribution,
                             CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, distribution, {}, memory));
   }
-  if (WorldRank() == 0 && !o.quiet)
+  if (exec.Talks())
     std::fprintf(stderr,
                  "radiosity: %s (%s): %lld patches, F as %s, %d rank(s) x %d thread(s), %.1f MiB of F per rank "
                  "(%.1f MiB needed in all; %s)\n",
                  o.formfactors.c_str(), in.layout.c_str(), in.PatchCount(), in.f32.empty() ? "float64" : "float32",
-                 WorldSize(), threads, double(in.f64.size() * 8 + in.f32.size() * 4) / (1 << 20),
+                 exec.Ranks(), exec.Threads(), double(in.f64.size() * 8 + in.f32.size() * 4) / (1 << 20),
                  memory.needBytes / (1 << 20), memory.Describe().c_str());
-  AnnounceBackend(MPI_COMM_WORLD, o.backend, o.step.backend, o.quiet);
+  exec.AnnounceBackend();
 
   SolverResult result;
   try {
     result = SolveStep(o.step, in.patches, in.rows, in.f32.empty() ? in.f64.data() : nullptr,
-                       in.f32.empty() ? nullptr : in.f32.data(), timers, o.quiet);
+                       in.f32.empty() ? nullptr : in.f32.data(), timers, exec.Quiet());
   } catch (const SolveFailed &e) {
     if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
     return kExitNotConverged;
@@ -72,7 +66,7 @@ int RunSolveCommand(SolveCommandOptions o) {
     writer.WriteRadiosity(result.radiance, result.residuals, SolverAttributes(o.step, result));
     writer.Commit();
   }
-  timers.Add("total", Now() - start);
+  timers.Add("total", Now() - exec.Start());
   char text[64];
   std::snprintf(text, sizeof text, "%d (%s)", result.iterations, o.step.solver.c_str());
   std::vector<std::pair<std::string, std::string>> extra = {{"patches", std::to_string(in.PatchCount())},
@@ -99,11 +93,8 @@ CommandRunner AddSolveCommand(CLI::App &app) {
   AddSolveStepOptions(*cmd, o->step);
   cmd->add_option("--distribution", o->distribution, "Rows per rank: cyclic (row i on rank i % P) or block")
       ->capture_default_str()->check(CLI::IsMember({"cyclic", "block"}));
-  cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
-      ->check(CLI::Range(0, 4096));
-  cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
-  cmd->add_flag("--quiet", o->quiet, "No progress lines");
-  AddBackendOption(*cmd, o->backend);
+  AddExecutionOptions(*cmd, o->execution);
+  AddTimingsOption(*cmd, o->timings);
   AddMemoryLimitOption(*cmd, o->memoryLimit);
   return [o]() { return RunSolveCommand(*o); };
 }

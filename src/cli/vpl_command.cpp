@@ -1,12 +1,11 @@
 // `radiosity vpl`: instant radiosity (virtual point lights) image of a scene, an independent check of the
 // radiosity pipeline's images, with the three published accelerations as options.
-#include <tbb/global_control.h>
-
 #include <cstdio>
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/render_step.h"
+#include "cli/options.h"
+#include "pipeline/outputs.h"
 #include "image_io.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
@@ -22,26 +21,23 @@ namespace {
 struct VplCommandOptions {
   SceneInput input;
   std::string timings;
-  int threads = 0;
-  bool quiet = false;
+  ExecutionOptions execution{0, false, "cpu"};  // the VPL renderer runs on the CPU
   VplOptions vpl;
   RenderStepOptions step;
 };
 
 int RunVplCommand(VplCommandOptions o) {
-  const double start = Now();
-  PhaseTimers timers;
   if (o.step.png.empty() && o.step.exr.empty()) throw InputError("vpl: give --output PNG and/or --exr EXR");
   CheckRenderOutputs(o.step);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
-  const int threads = DefaultThreadsPerRank(o.threads);
-  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads));
+  Execution exec(o.execution);
+  PhaseTimers &timers = exec.Timers();
 
   std::vector<Patch> patches;
   {
     ScopedPhase phase(timers, "input I/O");
     const Scene scene = LoadSceneInput(o.input);  // every rank; a bad scene fails alike
-    ReportSceneWarnings(scene, o.quiet);
+    ReportSceneWarnings(scene, exec.Quiet());
     RefuseTwoSidedPlates(scene, "vpl");
     patches = MakePatches(scene, 0);
   }
@@ -50,7 +46,7 @@ int RunVplCommand(VplCommandOptions o) {
   o.vpl.samplesPerPixel = o.step.samplesPerPixel;
   o.vpl.seed = o.step.seed;
   CheckVplOptions(o.vpl, camera);
-  if (WorldRank() == 0 && !o.quiet)
+  if (exec.Talks())
     std::fprintf(stderr, "radiosity: vpl: %dx%d, %d sample(s) per pixel, %lld paths, %d bounces%s%s%s, %s\n",
                  camera.width, camera.height, o.vpl.samplesPerPixel, o.vpl.paths, o.vpl.bounces,
                  o.vpl.imperfectVisibility ? ", imperfect visibility" : "",
@@ -69,15 +65,15 @@ int RunVplCommand(VplCommandOptions o) {
       if (!o.step.exr.empty()) WriteExr(o.step.exr, image);
     });
   }
-  timers.Add("total", Now() - start);
+  timers.Add("total", Now() - exec.Start());
   timers.SetCounter("shadow_rays", double(stats.shadowRays));
-  if (WorldRank() == 0 && !o.quiet)
+  if (exec.Talks())
     std::fprintf(stderr, "radiosity: vpl: %lld VPLs (%lld on emitters, %lld after bounces), clamp distance %g%s\n",
                  stats.directVpls + stats.indirectVpls, stats.directVpls, stats.indirectVpls, stats.clampDistance,
                  o.vpl.indirectScale > 1
                      ? (", " + std::to_string(stats.fallbackPixels) + " pixel(s) computed at full resolution").c_str()
                      : "");
-  if (!o.quiet || !o.timings.empty())
+  if (!exec.Quiet() || !o.timings.empty())
     timers.Report(MPI_COMM_WORLD, "vpl", "total", o.timings,
                   {{"patches", std::to_string(patches.size())},
                    {"paths", std::to_string(stats.paths)},
@@ -116,10 +112,9 @@ CommandRunner AddVplCommand(CLI::App &app) {
   cmd->add_flag("--interleave", o->vpl.interleave,
                 "Interleaved sampling: 3x3 VPL subsets over 3x3 pixel tiles, recombined by a discontinuity buffer");
   cmd->add_option("--seed", o->step.seed, "Seed of the Halton scrambling and the pixel jitter")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Threads per rank (default: the node's cores divided among its ranks)")
-      ->check(CLI::Range(0, 4096));
-  cmd->add_option("--timings", o->timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
-  cmd->add_flag("--quiet", o->quiet, "No progress lines");
+  AddExecutionOptions(*cmd, o->execution, {true, false, false});
+  AddTimingsOption(*cmd, o->timings);
+  AddExecutionOptions(*cmd, o->execution, {false, true, false});
   return [o]() { return RunVplCommand(*o); };
 }
 

@@ -1,6 +1,5 @@
 #include "util/memory_budget.h"
 
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,14 +16,6 @@
 #include "util/error.h"
 
 namespace rad {
-
-void AddMemoryLimitOption(CLI::App &cmd, std::string &limit) {
-  cmd.add_option("--memory-limit", limit,
-                 "Memory each rank may use, e.g. 512M, 8G, 1.5GiB or bytes (K/M/G/T are powers of 1024). Checked "
-                 "before F is allocated; a job that does not fit stops with exit code 2, saying what would fit "
-                 "(default: the node's available memory, MemAvailable or the cgroup's limit less usage, shared "
-                 "among the ranks on the node)");
-}
 
 unsigned long long ParseMemorySize(const std::string &text, const std::string &option) {
   const auto bad = [&](const std::string &why) { return InputError(option + " '" + text + "': " + why); };

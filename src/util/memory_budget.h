@@ -14,14 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace CLI {
-class App;
-}
-
 namespace rad {
-
-// Adds --memory-limit SIZE to a command; `limit` stays empty for the default (the node's share).
-void AddMemoryLimitOption(CLI::App &cmd, std::string &limit);
 
 // A size as written on command lines: "4096" (bytes), "512M", "8G", "1.5GiB", "64k", "2TB". K, M, G, T and P,
 // with or without "B" or "iB" and in any case, are powers of 1024 (as Slurm's --mem); "B" alone is bytes.

@@ -1,18 +1,16 @@
-// The form-factor step as a job: options, scene loading, the rank's rows of F, closure statistics, output,
-// and the timing report. Shared by `formfactors` and, later, `run`.
+// The form-factor stage: scene loading, the rank's rows of F on the execution's backend, closure statistics,
+// output, and the timing report. Used by `formfactors`, `run` and `validate`.
 #pragma once
-
-#include <CLI/CLI.hpp>
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "cli/backend_option.h"
-#include "cli/commands.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/distribution.h"
 #include "formfactor/geometry.h"
+#include "pipeline/execution.h"
+#include "pipeline/scene_input.h"
 #include "radiosity_file.h"
 #include "scene/scene.h"
 #include "util/memory_budget.h"
@@ -31,16 +29,10 @@ struct FormFactorJobOptions {
   std::string precision = "double";
   std::string distribution = "cyclic";
   bool normalizeRows = false;
-  int threads = 0;
-  bool quiet = false;
-  std::string backend = "auto";
   std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
   // Outputs (empty = not written).
   std::string output, raw, timings;
 };
-
-// `toleranceAlias`: also accept --tolerance for --quadrature-tolerance (in `formfactors`, where it is unambiguous).
-void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias);
 
 struct ClosureStats {
   double minRowSum = 0, meanRowSum = 0, maxRowSum = 0;
@@ -48,7 +40,8 @@ struct ClosureStats {
 
 class FormFactorJob {
  public:
-  explicit FormFactorJob(FormFactorJobOptions options);
+  // Runs where `exec` says (backend, threads, verbosity) and times its phases in exec's timers.
+  FormFactorJob(FormFactorJobOptions options, Execution &exec);
   // Collective: loads the scene and checks that this rank's rows (and the buffers computing them takes) fit
   // in the memory the rank may use (memory_budget.h); InputError on every rank if they do not. Allocates
   // nothing large and creates no file.
@@ -70,10 +63,7 @@ class FormFactorJob {
   const MemoryBudget &Memory() const { return memory_; }
   const FormFactorGeometry &Geometry() const { return geometry_; }
   const FormFactorJobOptions &Options() const { return o_; }
-  int Threads() const { return threads_; }
-  Backend UsedBackend() const { return backend_; }
   long long PatchCount() const { return patchCount_; }
-  PhaseTimers &Timers() { return timers_; }
   ClosureStats Closure() const { return closure_; }
   const Meshing &UsedMeshing() const { return meshing_; }  // with --patches resolved into a patch size
 
@@ -83,6 +73,7 @@ class FormFactorJob {
   std::string DescribePolygon(int face) const;  // "12 (line 40)": input polygon number and its line
 
   FormFactorJobOptions o_;
+  Execution &exec_;
   Distribution distribution_ = Distribution::kCyclic;
   Precision precision_ = Precision::kDouble;
   Scene scene_;
@@ -97,11 +88,6 @@ class FormFactorJob {
   FormFactorCounters counters_;  // this rank's
   FormFactorCounters totals_;    // all ranks' 
   ClosureStats closure_;
-  PhaseTimers timers_;
-  double start_ = 0;
-  int threads_ = 1;
-  Backend backend_ = Backend::kCpu;
-  std::string threadNote_;
 };
 
 }  // namespace rad

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "cli/commands.h"
+#include "pipeline/scene_input.h"
 #include "formfactor/distribution.h"
 #include "formfactor_input.h"
 #include "scene/patch.h"

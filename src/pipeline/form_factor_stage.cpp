@@ -1,66 +1,25 @@
-#include "cli/form_factor_job.h"
-
-#include <tbb/global_control.h>
+#include "pipeline/form_factor_stage.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
 #include <limits>
 
-#include "cli/commands.h"
-#include "accel/bvh_builder.h"
-#include "formfactor/embree_scene.h"
 #include "formfactor/pair_exchange.h"
+#include "pipeline/outputs.h"
 #include "formfactor/visible_region.h"
 #include "raw_matrix.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
 
-#ifdef RAD_HAVE_CUDA
-#include "device_select.h"
-#include "gpu_form_factors.h"
-#endif
-
 namespace rad {
 
-void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias) {
-  AddSceneInputOptions(cmd, o.input, "Scene", true);
-  AddMeshingOptions(cmd, o.meshing, "Split every polygon into 4^K patches");
-  cmd.add_option("--visibility", o.visibility,
-                 "Occluded pairs: exact (shadows cut out of the receiver for every cubature point; accurate to "
-                 "the cubature tolerance) or rays (kernel-weighted stratified shadow rays: for previews, 10 to "
-                 "40 times faster on scenes with many occluded pairs, entries within about 2 %)")
-      ->capture_default_str()->check(CLI::IsMember({"exact", "rays"}));
-  cmd.add_option("--shadow-rays", o.shadowRays,
-                 "Stratified shadow rays per occluded patch pair (--visibility rays, and pairs with more than 64 "
-                 "occluders)")
-      ->capture_default_str()->check(CLI::Range(1u, 65536u));
-  cmd.add_option("--seed", o.seed, "Seed of the counter-based random numbers")->capture_default_str();
-  cmd.add_option(toleranceAlias ? "--quadrature-tolerance,--tolerance" : "--quadrature-tolerance", o.tolerance,
-                 "Relative tolerance of the adaptive cubature of each form factor (of an occluded pair: relative to "
-                 "its unoccluded factor)")
-      ->capture_default_str()->check(CLI::Range(1e-12, 1e-1));
-  cmd.add_option("--precision", o.precision, "Stored precision of F: double or float")->capture_default_str()
-      ->check(CLI::IsMember({"double", "float"}));
-  cmd.add_option("--distribution", o.distribution, "Rows per rank: cyclic (row i on rank i % P) or block")
-      ->capture_default_str()->check(CLI::IsMember({"cyclic", "block"}));
-  cmd.add_flag("--normalize-rows", o.normalizeRows,
-               "Scale every row to sum to 1 (the reference paper's behaviour; hides closure errors)");
-  cmd.add_option("--threads", o.threads, "Threads per rank (default: the node's cores divided among its ranks)")
-      ->check(CLI::Range(0, 4096));
-  cmd.add_flag("--quiet", o.quiet, "No progress lines");
-  AddBackendOption(cmd, o.backend);
-  AddMemoryLimitOption(cmd, o.memoryLimit);
-}
-
-FormFactorJob::FormFactorJob(FormFactorJobOptions options) : o_(std::move(options)) {
-  start_ = Now();
+FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_(std::move(options)), exec_(exec) {
   distribution_ = ParseDistribution(o_.distribution);
   precision_ = ParsePrecision(o_.precision);
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
   if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
   if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);
-  threads_ = DefaultThreadsPerRank(o_.threads, &threadNote_);
 }
 
 // Polygons passing through each other are a mesh problem the user should know of: how many pairs, and the first
@@ -71,7 +30,7 @@ std::string FormFactorJob::DescribePolygon(int face) const {
 
 void FormFactorJob::ReportInterpenetrations() const {
   const Interpenetrations &x = geometry_.interpenetrations;
-  if (WorldRank() != 0 || o_.quiet) return;
+  if (!exec_.Talks()) return;
   auto list = [&](const std::vector<std::pair<int, int>> &pairs) {
     std::string text;
     for (const auto &[f, g] : pairs) text += (text.empty() ? "" : ", ") + DescribePolygon(f) + " and " + DescribePolygon(g);
@@ -103,7 +62,7 @@ void FormFactorJob::ReportRowsAboveOne(const std::vector<double> &rowSums, doubl
   mine.resize(kListed, {-1.0, -1.0});
   std::vector<std::pair<double, double>> all(size_t(kListed) * size_t(WorldSize()));
   MPI_Allgather(mine.data(), 2 * kListed, MPI_DOUBLE, all.data(), 2 * kListed, MPI_DOUBLE, MPI_COMM_WORLD);
-  if (WorldRank() != 0 || o_.quiet) return;
+  if (!exec_.Talks()) return;
   std::sort(all.begin(), all.end(), [](auto a, auto b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   std::string text;
   for (int k = 0; k < kListed && all[size_t(k)].first > limit; ++k) {
@@ -132,13 +91,11 @@ constexpr double kRawWideningBytes = double(kRawWideningEntries) * sizeof(double
 void FormFactorJob::Prepare() {
   if (prepared_) return;
   prepared_ = true;
-  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads_));
-  const int rank = WorldRank(), size = WorldSize();
-  backend_ = ResolveBackend(MPI_COMM_WORLD, o_.backend);
+  const int rank = exec_.Rank(), size = exec_.Ranks();
   {
-    ScopedPhase phase(timers_, "scene load");
+    ScopedPhase phase(exec_.Timers(), "scene load");
     scene_ = LoadSceneInput(o_.input);  // every rank reads it; a bad file fails on every rank alike
-    ReportSceneWarnings(scene_, o_.quiet);
+    ReportSceneWarnings(scene_, exec_.Quiet());
     meshing_ = ResolveMeshing(scene_, o_.meshing);
   }
   patchCount_ = CountPatches(scene_, meshing_);
@@ -153,13 +110,11 @@ void FormFactorJob::Prepare() {
   request.patches = patchCount_;
   request.rows = (long long)rows_.size();
   request.model.bytesPerEntry = narrow ? 4 : 8;
-  request.model.pairExchange = backend_ == Backend::kCpu;  // nothing to exchange on one rank
+  request.model.pairExchange = exec_.UsedBackend() == Backend::kCpu;  // nothing to exchange on one rank
   request.model.exchangeChunkEntries = kExchangeChunkEntries;
   request.model.bytesPerPatch = kBytesPerPatch;
   if (narrow && !o_.raw.empty()) request.model.fixedBytes += kRawWideningBytes;
-#ifdef RAD_HAVE_CUDA
-  if (narrow && backend_ == Backend::kGpu) request.model.fixedBytes += double(kGpuStagingEntries) * sizeof(double);
-#endif
+  request.model.fixedBytes += FormFactorStagingBytes(exec_.UsedBackend(), narrow);
   if (!narrow) request.floatHint = "--precision float";
   // A coarser --subdiv to suggest; meshing by size gets a patch count instead (--patches).
   if (meshing_.maxPatchSize <= 0) {
@@ -170,61 +125,36 @@ void FormFactorJob::Prepare() {
   }
   memory_ = CheckMemory(MPI_COMM_WORLD, request, o_.memoryLimit);
 
-  if (rank == 0 && !o_.quiet && !threadNote_.empty()) std::fprintf(stderr, "radiosity: note: %s\n", threadNote_.c_str());
-  if (rank == 0 && !o_.quiet)
+  if (exec_.Talks() && !exec_.ThreadNote().empty())
+    std::fprintf(stderr, "radiosity: note: %s\n", exec_.ThreadNote().c_str());
+  if (exec_.Talks())
     std::fprintf(stderr,
                  "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %.1f MiB of F per rank "
                  "(%s, %.1f MiB needed in all; %s)\n",
-                 o_.input.Label().c_str(), scene_.faces.size(), patchCount_, size, threads_,
+                 o_.input.Label().c_str(), scene_.faces.size(), patchCount_, size, exec_.Threads(),
                  request.model.MatrixBytes(patchCount_, (long long)rows_.size()) / (1 << 20),
                  narrow ? "float32" : "float64", memory_.needBytes / (1 << 20), memory_.Describe().c_str());
 }
 
 void FormFactorJob::Run() {
   Prepare();
-  tbb::global_control threadLimit(tbb::global_control::max_allowed_parallelism, size_t(threads_));
-  const int rank = WorldRank(), size = WorldSize();
   const long long patchCount = patchCount_;
   const bool narrow = precision_ == Precision::kFloat;
 
-  AnnounceBackend(MPI_COMM_WORLD, o_.backend, backend_, o_.quiet);
+  exec_.AnnounceBackend();
   FormFactorOptions ff;
   ff.shadowRays = o_.shadowRays;
   ff.seed = o_.seed;
   ff.pair.quadrature.relativeTolerance = o_.tolerance;
   ff.pair.visibility = o_.visibility == "rays" ? VisibilityMethod::kRays : VisibilityMethod::kExact;
   ff.normalizeRows = o_.normalizeRows;
-  if (backend_ == Backend::kGpu) {
-#ifdef RAD_HAVE_CUDA
-    FlatBvh bvh;
-    {
-      ScopedPhase phase(timers_, "acceleration");
-      geometry_ = BuildFormFactorGeometry(scene_, meshing_);
-      bvh = BuildBvh(SceneTriangles(scene_));
-    }
-    {
-      ScopedPhase phase(timers_, "device memory");
-      SelectCudaDevice(MPI_COMM_WORLD);
-    }
-    // No MPI inside: a failed allocation on one rank is agreed on afterwards, so that all stop together.
-    AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's rows of F", [&] {
-      if (narrow) ComputeRowsGpu(geometry_, bvh, rows_, ff, local32_, timers_, counters_, rank == 0 && !o_.quiet);
-      else ComputeRowsGpu(geometry_, bvh, rows_, ff, local64_, timers_, counters_, rank == 0 && !o_.quiet);
-    });
-#endif
-  } else {
-    std::unique_ptr<EmbreeScene> embree;
-    {
-      ScopedPhase phase(timers_, "acceleration");
-      geometry_ = BuildFormFactorGeometry(scene_, meshing_);
-      embree = std::make_unique<EmbreeScene>(scene_);
-    }
-    const RowOwners owners{MPI_COMM_WORLD, patchCount, size, distribution_};
-    if (narrow)
-      ComputeRowsCpu(geometry_, *embree, rows_, ff, local32_, timers_, counters_, rank == 0 && !o_.quiet, &owners);
-    else
-      ComputeRowsCpu(geometry_, *embree, rows_, ff, local64_, timers_, counters_, rank == 0 && !o_.quiet, &owners);
-  }
+  const RowOwners owners{MPI_COMM_WORLD, patchCount, exec_.Ranks(), distribution_};
+  if (narrow)
+    ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, rows_, ff, owners, local32_,
+                          exec_.Timers(), counters_, exec_.Talks());
+  else
+    ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, rows_, ff, owners, local64_,
+                          exec_.Timers(), counters_, exec_.Talks());
 
   ReportInterpenetrations();
 
@@ -263,12 +193,12 @@ void FormFactorJob::Run() {
   MPI_Allreduce(mine, all, int(std::size(mine)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7]};
   // Pairs that did not get what was asked of them are said, never hidden (also in the file's attributes).
-  if (rank == 0 && !o_.quiet && totals_.pairsOverCapacity > 0)
+  if (exec_.Talks() && totals_.pairsOverCapacity > 0)
     std::fprintf(stderr,
                  "radiosity: warning: %lld pair(s) had more than %d occluders for the exact visibility kernel; "
                  "their visible fraction was estimated with %u shadow rays\n",
                  totals_.pairsOverCapacity, kMaxPairOccluders, o_.shadowRays);
-  if (rank == 0 && !o_.quiet && totals_.pairsAtDepthLimit > 0)
+  if (exec_.Talks() && totals_.pairsAtDepthLimit > 0)
     std::fprintf(stderr,
                  "radiosity: warning: %lld pair(s) stopped at the cubature's limit of %d cells before "
                  "--quadrature-tolerance %g\n",
@@ -287,7 +217,7 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
             "cut out of the receiver and the contour integral taken over what is left (exact); pairs with more "
             "than 64 occluders by shadow rays";
   a.strings["visibility"] = o_.visibility;
-  a.strings["backend"] = BackendName(backend_);
+  a.strings["backend"] = BackendName(exec_.UsedBackend());
   a.strings["input"] = o_.input.Attribute();
   a.strings["distribution"] = DistributionName(distribution_);
   a.strings["precision"] = o_.precision;
@@ -304,7 +234,7 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.numbers["seed"] = double(o_.seed);
   a.numbers["quadrature_tolerance"] = o_.tolerance;
   a.numbers["normalize_rows"] = o_.normalizeRows ? 1 : 0;
-  a.numbers["ranks"] = WorldSize();
+  a.numbers["ranks"] = exec_.Ranks();
   a.numbers["row_sum_min"] = closure_.minRowSum;
   a.numbers["row_sum_mean"] = closure_.meanRowSum;
   a.numbers["row_sum_max"] = closure_.maxRowSum;
@@ -324,7 +254,7 @@ void FormFactorJob::WriteRaw(const std::string &path) const {
 }
 
 void FormFactorJob::WriteOutputs() {
-  ScopedPhase phase(timers_, "output I/O");
+  ScopedPhase phase(exec_.Timers(), "output I/O");
   if (!o_.output.empty()) {
     RadiosityFileWriter writer(MPI_COMM_WORLD, o_.output);
     Attributes file;
@@ -339,7 +269,8 @@ void FormFactorJob::WriteOutputs() {
 }
 
 void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::string, std::string>> extra) {
-  timers_.Add("total", Now() - start_);
+  PhaseTimers &timers_ = exec_.Timers();
+  timers_.Add("total", Now() - exec_.Start());
   timers_.SetCounter("pairs exchanging light", double(counters_.pairsExchanging));
   timers_.SetCounter("pairs ray traced", double(counters_.pairsRayTraced));
   timers_.SetCounter("pairs exact visibility", double(counters_.pairsOccluded));
@@ -358,8 +289,8 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   std::snprintf(buf, sizeof buf, "%.6f / %.6f / %.6f", closure_.minRowSum, closure_.meanRowSum, closure_.maxRowSum);
   extra.push_back({"row sum min/mean/max", buf});
   extra.push_back({"patches", std::to_string(PatchCount())});
-  extra.push_back({"threads per rank", std::to_string(threads_)});
-  extra.push_back({"backend", BackendName(backend_)});
+  extra.push_back({"threads per rank", std::to_string(exec_.Threads())});
+  extra.push_back({"backend", BackendName(exec_.UsedBackend())});
   extra.push_back({"input", o_.input.Label()});
   timers_.Report(MPI_COMM_WORLD, title, "total", o_.timings, extra);
 }

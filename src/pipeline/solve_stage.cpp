@@ -1,25 +1,11 @@
-#include "cli/solve_step.h"
-
-#ifdef RAD_HAVE_CUDA
-#include "gpu_solver.h"
-#endif
+#include "pipeline/solve_stage.h"
 
 #include <cstdio>
 
-#include "cli/commands.h"
+#include "pipeline/execution.h"
 #include "util/error.h"
 
 namespace rad {
-
-void AddSolveStepOptions(CLI::App &cmd, SolveStepOptions &o) {
-  cmd.add_option("--solver", o.solver,
-                 "gauss-seidel (rank-local Gauss-Seidel sweeps, Jacobi between ranks) or jacobi")
-      ->capture_default_str()->check(CLI::IsMember({"gauss-seidel", "jacobi"}));
-  cmd.add_option("--tolerance", o.tolerance, "Stop when max|E - (I - rho F) B| / max|E| is below this")
-      ->capture_default_str()->check(CLI::Range(1e-15, 1.0));
-  cmd.add_option("--max-iterations", o.maxIterations, "Give up (exit code 3) after this many iterations")
-      ->capture_default_str()->check(CLI::Range(1, 1000000));
-}
 
 SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patches, const std::vector<long long> &rows,
                        const double *f64, const float *f32, PhaseTimers &timers, bool quiet) {
@@ -40,12 +26,7 @@ SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patc
   options.tolerance = o.tolerance;
   options.maxIterations = o.maxIterations;
   options.printProgress = !quiet;
-#ifdef RAD_HAVE_CUDA
-  SolverResult result = o.backend == Backend::kGpu ? SolveRadiosityGpu(MPI_COMM_WORLD, system, options, timers)
-                                                   : SolveRadiosity(MPI_COMM_WORLD, system, options, timers);
-#else
-  SolverResult result = SolveRadiosity(MPI_COMM_WORLD, system, options, timers);
-#endif
+  SolverResult result = SolveRadiosityOn(o.backend, MPI_COMM_WORLD, system, options, timers);
   timers.SetCounter("solver sweeps", WorldRank() == 0 ? result.sweeps : 0);
   if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: solve (%s): %s\n", o.solver.c_str(), result.message.c_str());
   if (result.status == SolverStatus::kDiverged) throw SolveFailed(result.message);

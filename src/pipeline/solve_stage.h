@@ -1,13 +1,11 @@
-// The solve step as used by `solve` and `run`: its options, the local system from the patches and this
-// rank's rows of F, the solve itself with its report, and what goes into the output file.
+// The solve stage of `solve`, `run` and `validate`: the local system from the patches and this rank's rows of
+// F, the solve itself on the chosen backend with its report, and what goes into the output file.
 #pragma once
-
-#include <CLI/CLI.hpp>
 
 #include <string>
 #include <vector>
 
-#include "cli/backend_option.h"
+#include "pipeline/backend.h"
 #include "radiosity_file.h"
 #include "scene/patch.h"
 #include "solver/radiosity_solver.h"
@@ -21,8 +19,6 @@ struct SolveStepOptions {
   int maxIterations = 1000;
   Backend backend = Backend::kCpu;  // resolved by the command (--backend)
 };
-
-void AddSolveStepOptions(CLI::App &cmd, SolveStepOptions &o);
 
 // Runs the solver on this rank's rows (exactly one of f64/f32 non-null) and prints, on rank 0 unless quiet,
 // the residual history and how it ended. A diverged solve throws SolveFailed (nothing should be written).

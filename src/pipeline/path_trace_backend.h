@@ -1,6 +1,6 @@
 // The path tracer of the chosen backend behind one interface, for `pathtrace` and `validate`: the CPU path
 // tracer (Embree, threads) or the GPU's wavefront (cuda/gpu_path_tracer.h). Both keep the contracts of
-// RenderPathTraced and EstimatePatches.
+// RenderPathTraced and EstimatePatches. Implemented in the backend dispatch (backend.cpp).
 #pragma once
 
 #include <mpi.h>
@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "cli/backend_option.h"
+#include "pipeline/backend.h"
 #include "image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_tracer.h"

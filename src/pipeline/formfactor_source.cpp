@@ -1,4 +1,4 @@
-#include "cli/formfactor_source.h"
+#include "pipeline/formfactor_source.h"
 
 #include <algorithm>
 #include <fstream>

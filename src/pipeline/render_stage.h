@@ -1,13 +1,11 @@
-// The render step as used by `render` and `run`: camera and image options, choosing the camera, rendering the
-// solution on all ranks and writing the PNG, EXR and PLY files on rank 0.
+// The render stage of `render`, `run` and `validate`: choosing the camera, rendering the solution on all ranks on
+// the chosen backend and writing the PNG, EXR and PLY files on rank 0.
 #pragma once
-
-#include <CLI/CLI.hpp>
 
 #include <string>
 #include <vector>
 
-#include "cli/backend_option.h"
+#include "pipeline/backend.h"
 #include "image_io.h"
 #include "render/camera.h"
 #include "scene/patch.h"
@@ -31,11 +29,6 @@ struct RenderStepOptions : CameraOptions {
   std::string png, exr, ply;              // outputs; empty = not written
   Backend backend = Backend::kCpu;        // resolved by the command (--backend)
 };
-
-// --camera, --camera-position/-target/-up, --fov-y, --width, --height.
-void AddCameraOptions(CLI::App &cmd, CameraOptions &o);
-// The camera options, then --spp, --shading and --exposure.
-void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o);
 
 // The camera, in order of preference: --camera FILE; --camera-position/--camera-target; the scene's own
 // "<scene>.camera.json" next to the scene file (the bundled scenes' published cameras; of several files, the

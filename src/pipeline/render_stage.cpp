@@ -1,13 +1,10 @@
-#include "cli/render_step.h"
-
-#ifdef RAD_HAVE_CUDA
-#include "gpu_renderer.h"
-#endif
+#include "pipeline/render_stage.h"
 
 #include <cstdio>
 #include <filesystem>
 
-#include "cli/commands.h"
+#include "pipeline/execution.h"
+#include "pipeline/outputs.h"
 #include "image_io.h"
 #include "ply_writer.h"
 #include "render/radiosity_renderer.h"
@@ -16,31 +13,6 @@
 #include "util/error.h"
 
 namespace rad {
-
-void AddCameraOptions(CLI::App &cmd, CameraOptions &o) {
-  auto *camera = cmd.add_option("--camera", o.camera, "Camera JSON file (CONTRACTS.md)")->check(CLI::ExistingFile);
-  auto *position = cmd.add_option("--camera-position", o.position, "Camera position x y z")->expected(3);
-  auto *target = cmd.add_option("--camera-target", o.target, "Point the camera looks at, x y z")->expected(3);
-  cmd.add_option("--camera-up", o.up, "Up direction x y z (default 0 1 0)")->expected(3)->needs(position);
-  position->needs(target);
-  target->needs(position);
-  position->excludes(camera);
-  cmd.add_option("--fov-y", o.fovY, "Full vertical field of view in degrees (default: the camera's, or 40)")
-      ->check(CLI::Range(0.0, 180.0));
-  cmd.add_option("--width", o.width, "Image width in pixels (default: the camera's, or 512)")->check(CLI::Range(1, 16384));
-  cmd.add_option("--height", o.height, "Image height in pixels (default: the camera's, or 512)")->check(CLI::Range(1, 16384));
-}
-
-void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o) {
-  AddCameraOptions(cmd, o);
-  cmd.add_option("--spp", o.samplesPerPixel, "Jittered samples per pixel (antialiasing)")->capture_default_str()
-      ->check(CLI::Range(1, 4096));
-  cmd.add_option("--shading", o.shading,
-                 "smooth: radiosity interpolated from patch corners (never across creases); flat: each patch's B")
-      ->capture_default_str()->check(CLI::IsMember({"smooth", "flat"}));
-  cmd.add_option("--exposure", o.exposure, "PNG only: scale radiance by 2^exposure before sRGB encoding")
-      ->capture_default_str();
-}
 
 Camera ChooseCamera(const CameraOptions &o, const std::vector<Patch> &patches, const std::string &scene,
                     std::string *how) {
@@ -85,12 +57,7 @@ Image RenderSolution(const RenderStepOptions &o, const std::vector<Patch> &patch
   options.shading = ParseShading(o.shading);
   options.seed = o.seed;
   ScopedPhase phase(timers, "render");
-#ifdef RAD_HAVE_CUDA
-  return o.backend == Backend::kGpu ? RenderRadiosityGpu(MPI_COMM_WORLD, patches, radiance, camera, options)
-                                    : RenderRadiosity(MPI_COMM_WORLD, patches, radiance, camera, options);
-#else
-  return RenderRadiosity(MPI_COMM_WORLD, patches, radiance, camera, options);
-#endif
+  return RenderRadiosityOn(o.backend, MPI_COMM_WORLD, patches, radiance, camera, options);
 }
 
 void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::vector<double> &radiance,

@@ -1,0 +1,141 @@
+#include "cli/options.h"
+
+#include <cmath>
+
+namespace rad {
+
+void AddSceneInputOptions(CLI::App &cmd, SceneInput &o, const std::string &help, bool required) {
+  auto *input = cmd.add_option("--input", o.files,
+                               help + ": OBJ (with its MTL), STL, PLY, OFF or glTF (.gltf, .glb), by the extension; "
+                                      "several files (--input A B, or --input A --input B) make one scene");
+  if (required) input->required();
+  auto *materials = cmd.add_option(
+      "--materials", o.materials,
+      "JSON materials by name for the STL, PLY, OFF and glTF files: {\"name\": {\"Kd\": [r, g, b], "
+      "\"Ke\": [r, g, b]}}; a name is an object's (STL solid, glTF node or mesh), a glTF material's or a file's; "
+      "\"two_sided\": true or \"obstruction\": true give a role, to OBJ materials of that name too");
+  materials->needs(input);
+  cmd.add_flag("--strict", o.strict,
+               "Refuse polygons that would be mended (non-planar or concave ones triangulated, zero-area or "
+               "degenerate ones skipped, duplicated faces dropped) instead of mending them with a warning");
+}
+
+namespace {
+
+// CLI11's PositiveNumber names its range up to DBL_MAX in full; this says what the option wants in words.
+CLI::Validator PositiveValue(const std::string &what) {
+  return CLI::Validator(
+      [what](std::string &text) {
+        double value = 0;
+        const bool ok = CLI::detail::lexical_cast(text, value) && value > 0 && std::isfinite(value);
+        return ok ? std::string() : "must be " + what + ", not '" + text + "'";
+      },
+      "POSITIVE");
+}
+
+}  // namespace
+
+void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdivHelp) {
+  CLI::Option *subdiv = cmd.add_option("--subdiv", meshing.subdiv, subdivHelp)->capture_default_str()
+      ->check(CLI::Range(0, 10));
+  CLI::Option *size = cmd.add_option("--max-patch-size", meshing.maxPatchSize,
+                                     "Split each polygon by its own extent so that no patch edge is longer than L "
+                                     "(scene units): patches of one size on a scene of mixed scales")
+                          ->check(PositiveValue("a positive length"));
+  CLI::Option *count = cmd.add_option("--patches", meshing.patches,
+                                      "About N patches in all: the finest --max-patch-size whose total is at most N")
+                           ->check(PositiveValue("a positive number of patches"));
+  size->excludes(subdiv)->excludes(count);
+  count->excludes(subdiv);
+}
+
+void AddExecutionOptions(CLI::App &cmd, ExecutionOptions &o, ExecutionFlags flags) {
+  if (flags.threads)
+    cmd.add_option("--threads", o.threads, "Threads per rank (default: the node's cores divided among its ranks)")
+        ->check(CLI::Range(0, 4096));
+  if (flags.quiet) AddQuietOption(cmd, o.quiet);
+  if (flags.backend)
+    cmd.add_option("--backend", o.backend,
+                   "Where to compute: gpu (one CUDA device per rank), cpu (Embree and the rank's cores), or auto (the "
+                   "GPU when every rank has one, else the CPU)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"auto", "cpu", "gpu"}));
+}
+
+void AddQuietOption(CLI::App &cmd, bool &quiet, const std::string &help) { cmd.add_flag("--quiet", quiet, help); }
+
+void AddTimingsOption(CLI::App &cmd, std::string &timings) {
+  cmd.add_option("--timings", timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
+}
+
+void AddMemoryLimitOption(CLI::App &cmd, std::string &limit) {
+  cmd.add_option("--memory-limit", limit,
+                 "Memory each rank may use, e.g. 512M, 8G, 1.5GiB or bytes (K/M/G/T are powers of 1024). Checked "
+                 "before F is allocated; a job that does not fit stops with exit code 2, saying what would fit "
+                 "(default: the node's available memory, MemAvailable or the cgroup's limit less usage, shared "
+                 "among the ranks on the node)");
+}
+
+
+void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias) {
+  AddSceneInputOptions(cmd, o.input, "Scene", true);
+  AddMeshingOptions(cmd, o.meshing, "Split every polygon into 4^K patches");
+  cmd.add_option("--visibility", o.visibility,
+                 "Occluded pairs: exact (shadows cut out of the receiver for every cubature point; accurate to "
+                 "the cubature tolerance) or rays (kernel-weighted stratified shadow rays: for previews, 10 to "
+                 "40 times faster on scenes with many occluded pairs, entries within about 2 %)")
+      ->capture_default_str()->check(CLI::IsMember({"exact", "rays"}));
+  cmd.add_option("--shadow-rays", o.shadowRays,
+                 "Stratified shadow rays per occluded patch pair (--visibility rays, and pairs with more than 64 "
+                 "occluders)")
+      ->capture_default_str()->check(CLI::Range(1u, 65536u));
+  cmd.add_option("--seed", o.seed, "Seed of the counter-based random numbers")->capture_default_str();
+  cmd.add_option(toleranceAlias ? "--quadrature-tolerance,--tolerance" : "--quadrature-tolerance", o.tolerance,
+                 "Relative tolerance of the adaptive cubature of each form factor (of an occluded pair: relative to "
+                 "its unoccluded factor)")
+      ->capture_default_str()->check(CLI::Range(1e-12, 1e-1));
+  cmd.add_option("--precision", o.precision, "Stored precision of F: double or float")->capture_default_str()
+      ->check(CLI::IsMember({"double", "float"}));
+  cmd.add_option("--distribution", o.distribution, "Rows per rank: cyclic (row i on rank i % P) or block")
+      ->capture_default_str()->check(CLI::IsMember({"cyclic", "block"}));
+  cmd.add_flag("--normalize-rows", o.normalizeRows,
+               "Scale every row to sum to 1 (the reference paper's behaviour; hides closure errors)");
+  AddMemoryLimitOption(cmd, o.memoryLimit);
+}
+
+void AddSolveStepOptions(CLI::App &cmd, SolveStepOptions &o) {
+  cmd.add_option("--solver", o.solver,
+                 "gauss-seidel (rank-local Gauss-Seidel sweeps, Jacobi between ranks) or jacobi")
+      ->capture_default_str()->check(CLI::IsMember({"gauss-seidel", "jacobi"}));
+  cmd.add_option("--tolerance", o.tolerance, "Stop when max|E - (I - rho F) B| / max|E| is below this")
+      ->capture_default_str()->check(CLI::Range(1e-15, 1.0));
+  cmd.add_option("--max-iterations", o.maxIterations, "Give up (exit code 3) after this many iterations")
+      ->capture_default_str()->check(CLI::Range(1, 1000000));
+}
+
+void AddCameraOptions(CLI::App &cmd, CameraOptions &o) {
+  auto *camera = cmd.add_option("--camera", o.camera, "Camera JSON file (CONTRACTS.md)")->check(CLI::ExistingFile);
+  auto *position = cmd.add_option("--camera-position", o.position, "Camera position x y z")->expected(3);
+  auto *target = cmd.add_option("--camera-target", o.target, "Point the camera looks at, x y z")->expected(3);
+  cmd.add_option("--camera-up", o.up, "Up direction x y z (default 0 1 0)")->expected(3)->needs(position);
+  position->needs(target);
+  target->needs(position);
+  position->excludes(camera);
+  cmd.add_option("--fov-y", o.fovY, "Full vertical field of view in degrees (default: the camera's, or 40)")
+      ->check(CLI::Range(0.0, 180.0));
+  cmd.add_option("--width", o.width, "Image width in pixels (default: the camera's, or 512)")->check(CLI::Range(1, 16384));
+  cmd.add_option("--height", o.height, "Image height in pixels (default: the camera's, or 512)")->check(CLI::Range(1, 16384));
+}
+
+void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o) {
+  AddCameraOptions(cmd, o);
+  cmd.add_option("--spp", o.samplesPerPixel, "Jittered samples per pixel (antialiasing)")->capture_default_str()
+      ->check(CLI::Range(1, 4096));
+  cmd.add_option("--shading", o.shading,
+                 "smooth: radiosity interpolated from patch corners (never across creases); flat: each patch's B")
+      ->capture_default_str()->check(CLI::IsMember({"smooth", "flat"}));
+  cmd.add_option("--exposure", o.exposure, "PNG only: scale radiance by 2^exposure before sRGB encoding")
+      ->capture_default_str();
+}
+
+}  // namespace rad

@@ -1,0 +1,47 @@
+// The command-line options that several commands share, each declared once: they fill the typed options of the
+// pipeline's stages (src/pipeline/), which know nothing of the command line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "pipeline/execution.h"
+#include "pipeline/form_factor_stage.h"
+#include "pipeline/render_stage.h"
+#include "pipeline/scene_input.h"
+#include "pipeline/solve_stage.h"
+#include "scene/patch.h"
+
+namespace rad {
+
+// --input, --materials and --strict; `help` describes what the scene is for.
+void AddSceneInputOptions(CLI::App &cmd, SceneInput &o, const std::string &help, bool required);
+// --subdiv, --max-patch-size and --patches (how polygons become patches), the last two excluding the first.
+// `subdivHelp` says what --subdiv splits in this command.
+void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdivHelp);
+
+// Which of --threads, --quiet and --backend a command takes.
+struct ExecutionFlags {
+  bool threads = true, quiet = true, backend = true;
+};
+// --threads, --quiet and --backend, as `flags` says.
+void AddExecutionOptions(CLI::App &cmd, ExecutionOptions &o, ExecutionFlags flags = {});
+// --quiet alone, with its own help (for commands whose quiet mode still prints something).
+void AddQuietOption(CLI::App &cmd, bool &quiet, const std::string &help = "No progress lines");
+// --timings FILE.
+void AddTimingsOption(CLI::App &cmd, std::string &timings);
+// --memory-limit SIZE; `limit` stays empty for the default (the node's share).
+void AddMemoryLimitOption(CLI::App &cmd, std::string &limit);
+
+// The form-factor stage's options, from --input to --memory-limit; `toleranceAlias`: also accept --tolerance for
+// --quadrature-tolerance (in `formfactors`, where it is unambiguous).
+void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias);
+// --solver, --tolerance, --max-iterations.
+void AddSolveStepOptions(CLI::App &cmd, SolveStepOptions &o);
+// --camera, --camera-position/-target/-up, --fov-y, --width, --height.
+void AddCameraOptions(CLI::App &cmd, CameraOptions &o);
+// The camera options, then --spp, --shading and --exposure.
+void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o);
+
+}  // namespace rad

@@ -1,0 +1,57 @@
+#include "pipeline/outputs.h"
+
+#include <mpi.h>
+
+#include <filesystem>
+
+#include "image_io.h"
+#include "pipeline/execution.h"
+#include "util/agree.h"
+#include "util/error.h"
+
+namespace rad {
+
+void CheckImageOutputPath(const std::string &option, const std::string &path, bool exrOnly) {
+  // The same answer on every rank: the path is all it looks at.
+  if (ImageFormatOf(option, path) != ImageFormat::kExr && exrOnly)
+    throw InputError(option + " " + path + ": " + option + " writes OpenEXR, so the file must end in .exr");
+  CheckOutputPath(option, path);
+}
+
+OutputFolder::OutputFolder(const std::string &dir) : dir_(dir) {
+  OnRankZero(MPI_COMM_WORLD, [&] {
+    std::error_code ec;
+    made_ = !std::filesystem::exists(dir, ec);
+    std::filesystem::create_directories(dir, ec);
+    if (!std::filesystem::is_directory(dir, ec))
+      throw InputError(dir + ": cannot create the output folder (--output-dir)");
+  });
+}
+
+OutputFolder::~OutputFolder() {
+  std::error_code ec;
+  if (made_ && std::filesystem::is_empty(dir_, ec) && !ec) std::filesystem::remove(dir_, ec);
+}
+
+void CheckOutputPath(const std::string &option, const std::string &path) {
+  bool ok = true;
+  std::string why;
+  if (WorldRank() == 0) {
+    const std::filesystem::path p(path);
+    const std::filesystem::path folder = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+    std::error_code ec;
+    if (path.empty()) {
+      ok = false;
+      why = option + ": empty path";
+    } else if (!std::filesystem::is_directory(folder, ec)) {
+      ok = false;
+      why = path + ": folder '" + folder.string() + "' does not exist (" + option + ")";
+    } else if (std::filesystem::is_directory(p, ec)) {
+      ok = false;
+      why = path + ": is a folder, not a file (" + option + ")";
+    }
+  }
+  AgreeOrThrow(ok, why);
+}
+
+}  // namespace rad
