@@ -12,7 +12,7 @@
 
 namespace rad {
 
-// A `--materials` file (JSON): materials by name, for the faces of formats that carry none (README, "Scenes").
+// A `--materials` file (JSON): materials by name, for the faces of formats that carry none (docs/user-guide.md, "Scene files").
 struct MaterialsFile {
   std::string path;                        // empty: no materials file
   std::map<std::string, Material> byName;  // Material::name is the key

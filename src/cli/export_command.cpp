@@ -3,193 +3,18 @@
 // rank reads its own contiguous block of rows and writes its part of the output at offsets found with
 // MPI_Exscan, one row block at a time. `--drop-below X` leaves out entries with |F_ij| < X and reports the
 // energy that removes from each row (never renormalising what is left).
-#include <charconv>
-#include <cmath>
-#include <cstdio>
-#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
-#include "pipeline/formfactor_source.h"
-#include "pipeline/outputs.h"
 #include "cli/options.h"
-#include "csr_hdf5.h"
-#include "matrix_market.h"
-#include "petsc_binary.h"
-#include "radiosity_file.h"
-#include "radiosity_file_reader.h"
-#include "raw_matrix.h"
-#include "sparse_rows.h"
-#include "util/agree.h"
-#include "util/error.h"
-#include "util/memory_budget.h"
+#include "pipeline/export_job.h"
 
 namespace rad {
-
-namespace {
-
-struct ExportOptions {
-  std::string formfactors, format, output, precision;
-  SceneInput input;
-  Meshing meshing;
-  double dropBelow = 0;
-  bool quiet = false;
-  std::string memoryLimit;
-};
-
-// The HDF5 `input` attribute (one scene file per line) on one line: the files joined by ", ".
-std::string OneLine(const std::string &files) {
-  std::string text;
-  for (char c : files) text += c == '\n' ? std::string(", ") : std::string(1, c);
-  return text;
-}
-
-// The attributes that describe how F was computed (method, sampling, closure), from an HDF5 source's
-// /formfactors/F (or /formfactors of a CSR source), so that the CSR file keeps its provenance.
-Attributes SourceAttributes(const std::string &path) {
-  std::string packed;  // kind, name, value, each NUL-terminated
-  OnRankZero(MPI_COMM_WORLD, [&] {
-    if (!IsHdf5File(path)) return;
-    RadiosityFileReader file(path);
-    const std::string object = file.Has("/formfactors/F") ? "/formfactors/F" : "/formfactors";
-    H5Handle o(RAD_H5(H5Oopen(file.File(), object.c_str(), H5P_DEFAULT)));
-    H5O_info_t info;
-    RAD_H5(H5Oget_info2(o, &info, H5O_INFO_NUM_ATTRS));
-    for (hsize_t k = 0; k < info.num_attrs; ++k) {
-      H5Handle attr(RAD_H5(H5Aopen_by_idx(o, ".", H5_INDEX_NAME, H5_ITER_INC, k, H5P_DEFAULT, H5P_DEFAULT)));
-      char name[256] = {};
-      if (H5Aget_name(attr, sizeof name, name) >= ssize_t(sizeof name)) continue;
-      H5Handle type(RAD_H5(H5Aget_type(attr))), space(RAD_H5(H5Aget_space(attr)));
-      const H5T_class_t kind = H5Tget_class(type);
-      if (H5Sget_simple_extent_npoints(space) != 1) continue;  // only scalars describe the method
-      if (kind == H5T_STRING) {
-        packed += std::string("s") + '\0' + name + '\0' + ReadStringAttribute(o, name) + '\0';
-      } else if (kind == H5T_INTEGER || kind == H5T_FLOAT) {
-        char number[32];
-        std::snprintf(number, sizeof number, "%.17g", ReadDoubleAttribute(o, name));
-        packed += std::string("n") + '\0' + name + '\0' + number + '\0';
-      }
-    }
-  });
-  BroadcastString(MPI_COMM_WORLD, packed);
-  Attributes a;
-  size_t pos = 0;
-  auto next = [&] {
-    const size_t end = packed.find('\0', pos);
-    std::string field = packed.substr(pos, end - pos);
-    pos = end + 1;
-    return field;
-  };
-  while (pos < packed.size()) {
-    const std::string kind = next(), name = next(), value = next();
-    if (kind == "s") a.strings[name] = value;
-    else a.numbers[name] = std::strtod(value.c_str(), nullptr);
-  }
-  return a;
-}
-
-int RunExport(const ExportOptions &o) {
-  const int rank = WorldRank();
-  CheckOutputPath("--output", o.output);
-  if (!std::isfinite(o.dropBelow) || o.dropBelow < 0)
-    throw InputError("--drop-below must be a finite number >= 0, not " + std::to_string(o.dropBelow));
-  if (!o.precision.empty() && o.format != "csr")
-    throw InputError("--precision applies to --format csr only (mtx and petsc store float64, as does raw)");
-
-  // Contiguous rows per rank: each rank's part of a sparse file is then one range of it.
-  // Beyond the rows: the per-row counts and rank 0's per-row sums, and the blocks the output is formatted in
-  // (MatrixMarket text of at most about 48 bytes per entry; 16 for PETSc and CSR).
-  MemoryModel buffers;
-  buffers.bytesPerPatch = 24 + 16;
-  buffers.fixedBytes = double(kExportBlockEntries) * (o.format == "mtx" ? 48 : 16);
-  MemoryBudget memory;
-  FormFactorInput in =
-      ReadFormFactorFile(o.formfactors, o.input, o.meshing, Distribution::kBlock,
-                         CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, Distribution::kBlock, buffers, memory));
-  const long long n = in.PatchCount();
-  DenseRows rows;
-  rows.n = n;
-  rows.firstRow = in.rows.empty() ? n * rank / WorldSize() : in.rows.front();
-  rows.rowCount = (long long)in.rows.size();
-  rows.f64 = in.f32.empty() ? in.f64.data() : nullptr;
-  rows.f32 = in.f32.empty() ? nullptr : in.f32.data();
-  rows.dropBelow = o.dropBelow;
-  const RowCounts counts = CountRows(rows);
-  const DropSummary drops = SummariseDrops(MPI_COMM_WORLD, rows, counts);
-  if (rank == 0 && !o.quiet)
-    std::fprintf(stderr, "radiosity: export: %s (%s, %lld patches) -> %s (%s), %.1f MiB of F per rank (%s)\n",
-                 o.formfactors.c_str(), in.layout.c_str(), n, o.output.c_str(), o.format.c_str(),
-                 double(in.f64.size() * 8 + in.f32.size() * 4) / (1 << 20), memory.Describe().c_str());
-
-  char threshold[32] = {};  // shortest form that reads back as the same double: 1e-09, not 1.0000000000000001e-09
-  std::to_chars(threshold, threshold + sizeof threshold - 1, o.dropBelow);
-  if (o.format == "mtx") {
-    WriteMatrixMarket(MPI_COMM_WORLD, o.output, rows, counts,
-                      {"radiosity form factors: F[i][j] = fraction of the energy leaving patch i that reaches patch j",
-                       "source: " + o.formfactors + " (" + in.layout + ")", "scene: " + OneLine(in.scene),
-                       "patches: " + std::to_string(n),
-                       std::string("drop-below: ") + threshold + " (entries with |F_ij| below it left out)"});
-  } else if (o.format == "petsc") {
-    WritePetscBinary(MPI_COMM_WORLD, o.output, rows, counts);
-  } else if (o.format == "raw") {
-    // Dense float64 rows with the dropped entries set to 0, in place; float32 rows are widened a block at a
-    // time as they are written.
-    for (double &v : in.f64)
-      if (!rows.Keeps(v)) v = 0.0;
-    for (float &v : in.f32)
-      if (!rows.Keeps(double(v))) v = 0.0f;
-    if (in.f32.empty()) WriteRawMatrix(MPI_COMM_WORLD, o.output, n, in.rows, in.f64);
-    else WriteRawMatrix(MPI_COMM_WORLD, o.output, n, in.rows, in.f32);
-  } else {
-    const Precision precision =
-        o.precision.empty() ? (in.f32.empty() ? Precision::kDouble : Precision::kFloat) : ParsePrecision(o.precision);
-    Attributes a = SourceAttributes(o.formfactors);
-    a.strings["layout"] = "csr";
-    a.strings["source"] = o.formfactors;
-    a.strings["source_layout"] = in.layout;
-    a.strings["precision"] = precision == Precision::kDouble ? "double" : "float";
-    a.numbers["drop_below"] = o.dropBelow;
-    a.numbers["nnz"] = double(drops.kept);
-    a.numbers["dropped_entries"] = double(drops.entries);
-    a.numbers["dropped_energy_total"] = drops.total;
-    a.numbers["dropped_row_sum_min"] = drops.minRow;
-    a.numbers["dropped_row_sum_mean"] = drops.meanRow;
-    a.numbers["dropped_row_sum_max"] = drops.maxRow;
-    a.numbers["dropped_row_sum_max_row"] = double(drops.maxRowIndex);
-    RadiosityFileWriter writer(MPI_COMM_WORLD, o.output);
-    Attributes file;
-    file.strings["input"] = in.scene;
-    file.strings["formfactors"] = o.formfactors;
-    writer.WriteFileAttributes(file);
-    writer.WritePatches(in.patches);
-    WriteCsrFormFactors(MPI_COMM_WORLD, writer.File(), rows, counts, precision, a);
-    writer.Commit();
-  }
-
-  if (rank == 0) {
-    std::error_code ec;
-    const auto bytes = std::filesystem::file_size(o.output, ec);
-    const double all = double(n) * double(n);
-    std::printf("export: %s -> %s (%s): %lld x %lld, %lld nonzeros (%.3g %% of the entries)%s, %llu bytes\n",
-                o.formfactors.c_str(), o.output.c_str(), o.format.c_str(), n, n, drops.kept,
-                all > 0 ? 100.0 * double(drops.kept) / all : 0.0, o.format == "raw" ? " in a dense file" : " stored",
-                ec ? 0ULL : (unsigned long long)bytes);
-    if (o.dropBelow > 0)
-      std::printf("drop-below %s: %lld entries dropped; energy dropped per row (sum of dropped F_ij): min %.9g "
-                  "mean %.9g max %.9g (row %lld); total %.9g of sum(F) = %.9g\n",
-                  threshold, drops.entries, drops.minRow, drops.meanRow, drops.maxRow, drops.maxRowIndex, drops.total,
-                  drops.matrixSum);
-    std::fflush(stdout);
-  }
-  return 0;
-}
-
-}  // namespace
 
 CommandRunner AddExportCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand(
       "export", "Write the form-factor matrix as MatrixMarket, PETSc binary, raw, or CSR in HDF5, for other solvers");
-  auto o = std::make_shared<ExportOptions>();
+  auto o = std::make_shared<ExportJobOptions>();
   cmd->add_option("--formfactors", o->formfactors,
                   "Form factors to export: any file `solve` reads (HDF5 dense or CSR; raw, MatrixMarket or PETSc "
                   "with --input and --subdiv)")
@@ -210,7 +35,7 @@ CommandRunner AddExportCommand(CLI::App &app) {
   AddMeshingOptions(*cmd, o->meshing, "Subdivision of such a source");
   AddQuietOption(*cmd, o->quiet, "No progress lines (the summary still goes to stdout)");
   AddMemoryLimitOption(*cmd, o->memoryLimit);
-  return [o]() { return RunExport(*o); };
+  return [o]() { return RunExportJob(*o); };
 }
 
 }  // namespace rad

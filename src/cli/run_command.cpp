@@ -1,108 +1,18 @@
 // `radiosity run`: the whole pipeline in one job, the form-factor matrix staying in memory (each rank its own
 // rows): scene -> F -> distributed solve -> image. Writes radiosity.h5, image.png, image.exr, timings.json and
 // summary.txt into the output folder.
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "pipeline/outputs.h"
-#include "util/agree.h"
-#include "util/error.h"
+#include "pipeline/run_job.h"
 
 namespace rad {
-
-namespace {
-
-struct RunOptions {
-  std::string outputDir;
-  bool saveFormFactors = false, raw = false, ply = false;
-  ExecutionOptions execution;
-  FormFactorJobOptions formFactors;
-  SolveStepOptions solve;
-  RenderStepOptions render;
-};
-
-std::string In(const std::string &dir, const char *name) { return (std::filesystem::path(dir) / name).string(); }
-
-// A short text summary for people (the JSON timings are for scripts).
-void WriteSummary(const std::string &path, const FormFactorJob &job, const Execution &exec,
-                  const SolverResult &result, const RunOptions &o, const std::vector<PhaseTimers::Summary> &phases) {
-  std::ofstream out(path);
-  out << "radiosity run " << RAD_VERSION << "\n";
-  out << "input: " << o.formFactors.input.Label() << " (" << job.UsedMeshing().Describe() << ")\n";
-  out << "patches: " << job.PatchCount() << "\n";
-  out << "ranks x threads: " << exec.Ranks() << " x " << exec.Threads() << "\n";
-  const ClosureStats c = job.Closure();
-  out << "row sums of F: min " << c.minRowSum << " mean " << c.meanRowSum << " max " << c.maxRowSum << "\n";
-  out << "solver: " << o.solve.solver << ", " << result.iterations << " iterations, relative residual "
-      << result.finalResidual << (result.status == SolverStatus::kConverged ? " (converged)" : " (NOT converged)")
-      << "\n";
-  out << "phases (seconds, slowest rank):\n";
-  for (const auto &p : phases) {
-    char line[128];
-    std::snprintf(line, sizeof line, "  %-22s %10.3f  %5.1f%%\n", p.phase.c_str(), p.max, 100 * p.share);
-    out << line;
-  }
-  if (!out) throw InputError(path + ": cannot write the summary");
-}
-
-int Run(RunOptions o) {
-  Execution exec(o.execution);  // a missing GPU fails before anything is created
-  const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
-  o.formFactors.timings = In(o.outputDir, "timings.json");
-  if (o.raw) o.formFactors.raw = In(o.outputDir, "formfactors");
-  o.render.png = In(o.outputDir, "image.png");
-  o.render.exr = In(o.outputDir, "image.exr");
-  if (o.ply) o.render.ply = In(o.outputDir, "radiosity.ply");
-  const std::string radiosityPath = In(o.outputDir, "radiosity.h5");
-  const bool quiet = exec.Quiet();
-
-  FormFactorJob job(o.formFactors, exec);
-  job.Run();
-  o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job
-  const std::vector<Patch> &patches = job.Geometry().patches;
-
-  SolverResult result;
-  try {
-    result = SolveStep(o.solve, patches, job.Rows(), job.F64(), job.F32(), exec.Timers(), quiet);
-  } catch (const SolveFailed &e) {
-    if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
-    return kExitNotConverged;
-  }
-  {
-    ScopedPhase phase(exec.Timers(), "output I/O");
-    RadiosityFileWriter writer(MPI_COMM_WORLD, radiosityPath);
-    Attributes file;
-    file.strings["input"] = o.formFactors.input.Attribute();
-    if (!o.formFactors.input.materials.empty()) file.strings["materials"] = o.formFactors.input.materials;
-    writer.WriteFileAttributes(file);
-    writer.WritePatches(patches);
-    if (o.saveFormFactors) job.WriteFormFactors(writer);
-    writer.WriteRadiosity(result.radiance, result.residuals, SolverAttributes(o.solve, result));
-    writer.Commit();
-    if (o.raw) job.WriteRaw(o.formFactors.raw);
-  }
-  RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), exec.Timers(), quiet);
-
-  char text[64];
-  std::snprintf(text, sizeof text, "%d (%s), residual %.3e", result.iterations, o.solve.solver.c_str(),
-                result.finalResidual);
-  job.Report("run", {{"solver iterations", text}});
-  const std::vector<PhaseTimers::Summary> phases = exec.Timers().Reduce(MPI_COMM_WORLD, "total");
-  OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), job, exec, result, o, phases); });
-  if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: wrote %s/{radiosity.h5,image.png,image.exr,timings.json,summary.txt}\n", o.outputDir.c_str());
-  return FinishSolve(result);
-}
-
-}  // namespace
 
 CommandRunner AddRunCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand(
       "run", "The whole job: form factors (kept in memory), distributed solve and image, into one output folder");
-  auto o = std::make_shared<RunOptions>();
+  auto o = std::make_shared<RunJobOptions>();
   o->formFactors.meshing.subdiv = 3;  // a job that ends in an image needs patches smaller than the polygons
   AddFormFactorJobOptions(*cmd, o->formFactors, false);
   AddExecutionOptions(*cmd, o->execution);
@@ -114,7 +24,10 @@ CommandRunner AddRunCommand(CLI::App &app) {
   cmd->add_flag("--ply", o->ply, "Also write radiosity.ply: the patch mesh with per-vertex radiance");
   AddSolveStepOptions(*cmd, o->solve);
   AddRenderStepOptions(*cmd, o->render);
-  return [o]() { return Run(*o); };
+  return [o]() {
+    Execution exec(o->execution);
+    return RunWholeJob(*o, exec);
+  };
 }
 
 }  // namespace rad

@@ -21,7 +21,7 @@ namespace rad {
 struct FormFactorJobOptions {
   SceneInput input;
   Meshing meshing;
-  // Shadow rays stay the default until the exact kernel's cost is down (README, "Occluded pairs").
+  // Exact visibility is the default (docs/method.md, "Occluded pairs"); rays are for previews.
   std::string visibility = "exact";
   unsigned shadowRays = 32;
   unsigned long long seed = 1;

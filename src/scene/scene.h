@@ -64,7 +64,7 @@ Scene LoadScene(const std::string &path, const SceneLoadOptions &options = {});
 // merged. `options.materialsFile` (empty: none) is a JSON object of materials by name that the faces of non-OBJ
 // files take: by their object (STL solid, glTF node or mesh), their material (glTF) or their file's name, the
 // first name found; its `two_sided` and `obstruction` roles also apply to OBJ materials of the same name
-// (README, "Scene files"). One path and no materials file: exactly LoadScene(path, options).
+// (docs/user-guide.md, "Scene files"). One path and no materials file: exactly LoadScene(path, options).
 Scene LoadScene(const std::vector<std::string> &paths, const SceneLoadOptions &options);
 
 // Where face `index` of the scene came from, for messages: "line 12" (OBJ), "face 3" (other formats, 0-based

@@ -1,0 +1,93 @@
+#include "pipeline/run_job.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "pipeline/outputs.h"
+#include "util/agree.h"
+#include "util/error.h"
+
+#include "pipeline/outputs.h"
+
+namespace rad {
+
+namespace {
+
+
+std::string In(const std::string &dir, const char *name) { return (std::filesystem::path(dir) / name).string(); }
+
+// A short text summary for people (the JSON timings are for scripts).
+void WriteSummary(const std::string &path, const FormFactorJob &job, const Execution &exec,
+                  const SolverResult &result, const RunJobOptions &o, const std::vector<PhaseTimers::Summary> &phases) {
+  std::ofstream out(path);
+  out << "radiosity run " << RAD_VERSION << "\n";
+  out << "input: " << o.formFactors.input.Label() << " (" << job.UsedMeshing().Describe() << ")\n";
+  out << "patches: " << job.PatchCount() << "\n";
+  out << "ranks x threads: " << exec.Ranks() << " x " << exec.Threads() << "\n";
+  const ClosureStats c = job.Closure();
+  out << "row sums of F: min " << c.minRowSum << " mean " << c.meanRowSum << " max " << c.maxRowSum << "\n";
+  out << "solver: " << o.solve.solver << ", " << result.iterations << " iterations, relative residual "
+      << result.finalResidual << (result.status == SolverStatus::kConverged ? " (converged)" : " (NOT converged)")
+      << "\n";
+  out << "phases (seconds, slowest rank):\n";
+  for (const auto &p : phases) {
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-22s %10.3f  %5.1f%%\n", p.phase.c_str(), p.max, 100 * p.share);
+    out << line;
+  }
+  if (!out) throw InputError(path + ": cannot write the summary");
+}
+
+}  // namespace
+
+int RunWholeJob(RunJobOptions o, Execution &exec) {
+  const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
+  o.formFactors.timings = In(o.outputDir, "timings.json");
+  if (o.raw) o.formFactors.raw = In(o.outputDir, "formfactors");
+  o.render.png = In(o.outputDir, "image.png");
+  o.render.exr = In(o.outputDir, "image.exr");
+  if (o.ply) o.render.ply = In(o.outputDir, "radiosity.ply");
+  const std::string radiosityPath = In(o.outputDir, "radiosity.h5");
+  const bool quiet = exec.Quiet();
+
+  FormFactorJob job(o.formFactors, exec);
+  job.Run();
+  o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job
+  const std::vector<Patch> &patches = job.Geometry().patches;
+
+  SolverResult result;
+  try {
+    result = SolveStep(o.solve, patches, job.Rows(), job.F64(), job.F32(), exec.Timers(), quiet);
+  } catch (const SolveFailed &e) {
+    if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
+    return kExitNotConverged;
+  }
+  {
+    ScopedPhase phase(exec.Timers(), "output I/O");
+    RadiosityFileWriter writer(MPI_COMM_WORLD, radiosityPath);
+    Attributes file;
+    file.strings["input"] = o.formFactors.input.Attribute();
+    if (!o.formFactors.input.materials.empty()) file.strings["materials"] = o.formFactors.input.materials;
+    writer.WriteFileAttributes(file);
+    writer.WritePatches(patches);
+    if (o.saveFormFactors) job.WriteFormFactors(writer);
+    writer.WriteRadiosity(result.radiance, result.residuals, SolverAttributes(o.solve, result));
+    writer.Commit();
+    if (o.raw) job.WriteRaw(o.formFactors.raw);
+  }
+  RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), exec.Timers(), quiet);
+
+  char text[64];
+  std::snprintf(text, sizeof text, "%d (%s), residual %.3e", result.iterations, o.solve.solver.c_str(),
+                result.finalResidual);
+  job.Report("run", {{"solver iterations", text}});
+  const std::vector<PhaseTimers::Summary> phases = exec.Timers().Reduce(MPI_COMM_WORLD, "total");
+  OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), job, exec, result, o, phases); });
+  if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: wrote %s/{radiosity.h5,image.png,image.exr,timings.json,summary.txt}\n", o.outputDir.c_str());
+  return FinishSolve(result);
+}
+
+
+}  // namespace rad

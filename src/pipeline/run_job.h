@@ -1,0 +1,27 @@
+// The whole job (`radiosity run`): the form-factor matrix kept in memory (each rank its own rows): scene -> F ->
+// distributed solve -> image. Writes radiosity.h5, image.png, image.exr, timings.json and summary.txt into the
+// output folder.
+#pragma once
+
+#include <string>
+
+#include "pipeline/execution.h"
+#include "pipeline/form_factor_stage.h"
+#include "pipeline/render_stage.h"
+#include "pipeline/solve_stage.h"
+
+namespace rad {
+
+struct RunJobOptions {
+  std::string outputDir;
+  bool saveFormFactors = false, raw = false, ply = false;
+  ExecutionOptions execution;
+  FormFactorJobOptions formFactors;
+  SolveStepOptions solve;
+  RenderStepOptions render;
+};
+
+// Collective. Returns the exit code.
+int RunWholeJob(RunJobOptions o, Execution &exec);
+
+}  // namespace rad

@@ -1,0 +1,70 @@
+#include "pipeline/solve_job.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "pipeline/formfactor_source.h"
+#include "pipeline/outputs.h"
+#include "util/error.h"
+#include "util/memory_budget.h"
+
+#include "pipeline/outputs.h"
+
+namespace rad {
+
+int RunSolveJob(SolveJobOptions o, Execution &exec) {
+  PhaseTimers &timers = exec.Timers();
+  o.step.backend = exec.UsedBackend();
+  CheckOutputPath("--output", o.output);
+  if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
+  const Distribution distribution = ParseDistribution(o.distribution);
+
+  FormFactorInput in;
+  MemoryBudget memory;
+  {
+    ScopedPhase phase(timers, "input I/O");
+    in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, distribution,
+                            CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, distribution, {}, memory));
+  }
+  if (exec.Talks())
+    std::fprintf(stderr,
+                 "radiosity: %s (%s): %lld patches, F as %s, %d rank(s) x %d thread(s), %.1f MiB of F per rank "
+                 "(%.1f MiB needed in all; %s)\n",
+                 o.formfactors.c_str(), in.layout.c_str(), in.PatchCount(), in.f32.empty() ? "float64" : "float32",
+                 exec.Ranks(), exec.Threads(), double(in.f64.size() * 8 + in.f32.size() * 4) / (1 << 20),
+                 memory.needBytes / (1 << 20), memory.Describe().c_str());
+  exec.AnnounceBackend();
+
+  SolverResult result;
+  try {
+    result = SolveStep(o.step, in.patches, in.rows, in.f32.empty() ? in.f64.data() : nullptr,
+                       in.f32.empty() ? nullptr : in.f32.data(), timers, exec.Quiet());
+  } catch (const SolveFailed &e) {
+    if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
+    return kExitNotConverged;
+  }
+  {
+    ScopedPhase phase(timers, "output I/O");
+    RadiosityFileWriter writer(MPI_COMM_WORLD, o.output);
+    Attributes file;
+    file.strings["input"] = in.scene;
+    if (!o.input.materials.empty()) file.strings["materials"] = o.input.materials;
+    file.strings["formfactors"] = o.formfactors;
+    writer.WriteFileAttributes(file);
+    writer.WritePatches(in.patches);
+    writer.WriteRadiosity(result.radiance, result.residuals, SolverAttributes(o.step, result));
+    writer.Commit();
+  }
+  timers.Add("total", Now() - exec.Start());
+  char text[64];
+  std::snprintf(text, sizeof text, "%d (%s)", result.iterations, o.step.solver.c_str());
+  std::vector<std::pair<std::string, std::string>> extra = {{"patches", std::to_string(in.PatchCount())},
+                                                            {"iterations", text}};
+  std::snprintf(text, sizeof text, "%.3e", result.finalResidual);
+  extra.push_back({"relative residual", text});
+  timers.Report(MPI_COMM_WORLD, "solve", "total", o.timings, extra);
+  return FinishSolve(result);
+}
+
+
+}  // namespace rad

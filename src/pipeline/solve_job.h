@@ -1,0 +1,26 @@
+// The solve job (`radiosity solve`): patches and rows of F from a file -> distributed solve -> /patches and
+// /radiosity.
+#pragma once
+
+#include <string>
+
+#include "pipeline/execution.h"
+#include "pipeline/scene_input.h"
+#include "pipeline/solve_stage.h"
+#include "scene/patch.h"
+
+namespace rad {
+
+struct SolveJobOptions {
+  std::string formfactors, output, timings, distribution = "cyclic";
+  SceneInput input;
+  Meshing meshing;
+  ExecutionOptions execution;
+  std::string memoryLimit;
+  SolveStepOptions step;
+};
+
+// Collective. Returns the exit code.
+int RunSolveJob(SolveJobOptions o, Execution &exec);
+
+}  // namespace rad
