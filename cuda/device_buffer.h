@@ -1,11 +1,13 @@
-// A typed array in device memory (cudaMalloc, never managed memory), freed with the object. For .cu files.
-// resize, data and size are named as std::vector's, so that code written for either (wavefront_driver.h's
-// batch buffers) takes both; resize does not keep the contents.
+// Typed arrays in device memory (cudaMalloc, never managed memory) and in page-locked host memory, freed with
+// the object: the one home of the .cu files' buffers. resize, data and size are named as std::vector's, so that
+// code written for either (wavefront_driver.h's batch buffers) takes both; resize does not keep the contents.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "cuda_check.h"
@@ -48,6 +50,27 @@ class DeviceBuffer {
   }
   T *data_ = nullptr;
   size_t count_ = 0;
+};
+
+// A device buffer of at least one element, so that its pointer is never null (a rank without rows still
+// passes valid pointers to its kernels and cuBLAS calls).
+template <typename T>
+std::unique_ptr<DeviceBuffer<T>> MakeDeviceBuffer(size_t count) {
+  return std::make_unique<DeviceBuffer<T>>(std::max<size_t>(count, 1));
+}
+
+// Page-locked host memory: staging areas of fast, asynchronous copies. At least one element, as above.
+template <typename T>
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(size_t count) { RAD_CUDA(cudaMallocHost(&data_, std::max<size_t>(count, 1) * sizeof(T))); }
+  ~PinnedBuffer() { cudaFreeHost(data_); }  // unchecked: may run while an exception unwinds
+  PinnedBuffer(const PinnedBuffer &) = delete;
+  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
+  T *data() const { return data_; }
+
+ private:
+  T *data_ = nullptr;
 };
 
 }  // namespace rad

@@ -15,9 +15,11 @@
 #include <vector>
 
 #include "cuda_check.h"
+#include "device_buffer.h"
 #include "device_info.h"
 #include "device_select.h"
 #include "solver/block_gauss_seidel.h"
+#include "solver/solve_iteration.h"
 #include "solver/solver_common.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
@@ -42,38 +44,7 @@ constexpr size_t kReserveBytes = size_t(64) << 20;
 
 static_assert(kSubstitutionGroup == 32, "the substitution kernel solves one group with one warp");
 
-// ---- Device memory ---------------------------------------------------------------------------------------
-
-template <typename T>
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t count) : count_(count) {
-    RAD_CUDA(cudaMalloc(&data_, std::max<size_t>(count, 1) * sizeof(T)));
-  }
-  ~DeviceBuffer() { cudaFree(data_); }  // unchecked: may run while an exception unwinds
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  T *get() const { return data_; }
-  size_t size() const { return count_; }
-
- private:
-  T *data_ = nullptr;
-  size_t count_;
-};
-
-// Page-locked host memory: the exchange's staging area (fast, asynchronous copies).
-template <typename T>
-class PinnedBuffer {
- public:
-  explicit PinnedBuffer(size_t count) { RAD_CUDA(cudaMallocHost(&data_, std::max<size_t>(count, 1) * sizeof(T))); }
-  ~PinnedBuffer() { cudaFreeHost(data_); }
-  PinnedBuffer(const PinnedBuffer &) = delete;
-  PinnedBuffer &operator=(const PinnedBuffer &) = delete;
-  T *get() const { return data_; }
-
- private:
-  T *data_ = nullptr;
-};
+// ---- Device memory (device_buffer.h) ----------------------------------------------------------------------
 
 class Stream {
  public:
@@ -306,6 +277,7 @@ class DeviceSystem {
         maxEmission_(maxEmission),
         blockRows_(settings.blockRows),
         useCublas_(std::is_same_v<T, double> && settings.cublasForDouble),
+        jacobi_(jacobi),
         exchange_(exchange) {
     MPI_Comm_size(comm, &commSize_);
     const size_t nn = size_t(n_), m = size_t(m_), total = size_t(total_);
@@ -325,20 +297,20 @@ class DeviceSystem {
 
     stream_ = std::make_unique<Stream>();
     cublas_ = std::make_unique<Cublas>(stream_->get());
-    f_ = std::make_unique<DeviceBuffer<T>>(m * nn);
-    x_ = std::make_unique<DeviceBuffer<double>>(6 * nn);
-    partial_ = std::make_unique<DeviceBuffer<double>>(partialCount);
-    residual_ = std::make_unique<DeviceBuffer<double>>(m);
-    packed_ = std::make_unique<DeviceBuffer<double>>(3 * m);
-    e_ = std::make_unique<DeviceBuffer<double>>(3 * m);
-    rho_ = std::make_unique<DeviceBuffer<double>>(3 * m);
-    gathered_ = std::make_unique<DeviceBuffer<double>>(3 * total);
-    rows_ = std::make_unique<DeviceBuffer<long long>>(m);
-    allRows_ = std::make_unique<DeviceBuffer<long long>>(total);
+    f_ = MakeDeviceBuffer<T>(m * nn);
+    x_ = MakeDeviceBuffer<double>(6 * nn);
+    partial_ = MakeDeviceBuffer<double>(partialCount);
+    residual_ = MakeDeviceBuffer<double>(m);
+    packed_ = MakeDeviceBuffer<double>(3 * m);
+    e_ = MakeDeviceBuffer<double>(3 * m);
+    rho_ = MakeDeviceBuffer<double>(3 * m);
+    gathered_ = MakeDeviceBuffer<double>(3 * total);
+    rows_ = MakeDeviceBuffer<long long>(m);
+    allRows_ = MakeDeviceBuffer<long long>(total);
     packedHost_ = std::make_unique<PinnedBuffer<double>>(3 * m);
     gatheredHost_ = std::make_unique<PinnedBuffer<double>>(3 * total);
 
-    RAD_CUDA(cudaMemcpy(f_->get(), fHost, sizeof(T) * m * nn, cudaMemcpyHostToDevice));
+    RAD_CUDA(cudaMemcpy(f_->data(), fHost, sizeof(T) * m * nn, cudaMemcpyHostToDevice));
     std::vector<double> x0(6 * nn, 0.0), eLocal(3 * m), rhoLocal(3 * m);
     for (size_t i = 0; i < nn; ++i)
       for (size_t c = 0; c < 3; ++c) x0[i + c * nn] = s.emission[3 * i + c];  // B^0 = E, D = 0
@@ -347,20 +319,24 @@ class DeviceSystem {
         eLocal[3 * r + c] = s.emission[3 * size_t(s.rows[r]) + c];
         rhoLocal[3 * r + c] = s.reflectance[3 * size_t(s.rows[r]) + c];
       }
-    Upload(x_->get(), x0);
-    Upload(e_->get(), eLocal);
-    Upload(rho_->get(), rhoLocal);
-    Upload(rows_->get(), s.rows);
-    Upload(allRows_->get(), exchange.allRows);
+    Upload(x_->data(), x0);
+    Upload(e_->data(), eLocal);
+    Upload(rho_->data(), rhoLocal);
+    Upload(rows_->data(), s.rows);
+    Upload(allRows_->data(), exchange.allRows);
   }
 
   // A Jacobi sweep from B^k: the rank's new values into packed_; returns the rank's max residual of B^k.
+  // IterateSolve's interface (solver/solve_iteration.h): every sweep measures B^k.
+  double Sweep(bool /*measured*/) { return jacobi_ ? JacobiSweep() : GaussSeidelSweep(); }
+  void Exchange() { ExchangeValues(); }
+
   double JacobiSweep() {
     if (m_ == 0) return 0;
-    Product<3>(0, m_, jacobiSplits_, partial_->get(), m_);
+    Product<3>(0, m_, jacobiSplits_, partial_->data(), m_);
     JacobiUpdateKernel<<<Blocks(m_, kThreads), kThreads, 0, TheStream()>>>(
-        m_, partial_->get(), jacobiSplits_, m_, rows_->get(), e_->get(), rho_->get(), x_->get(), n_, maxEmission_,
-        packed_->get(), residual_->get());
+        m_, partial_->data(), jacobiSplits_, m_, rows_->data(), e_->data(), rho_->data(), x_->data(), n_, maxEmission_,
+        packed_->data(), residual_->data());
     RAD_CUDA_LAUNCH();
     return MaxResidual();
   }
@@ -370,11 +346,11 @@ class DeviceSystem {
     if (m_ == 0) return 0;
     for (int b0 = 0; b0 < m_; b0 += blockRows_) {
       const int count = std::min(blockRows_, m_ - b0);
-      Product<6>(b0, count, blockSplits_, partial_->get(), count);
+      Product<6>(b0, count, blockSplits_, partial_->data(), count);
       BlockSubstitutionKernel<T><<<1, kThreads, 0, TheStream()>>>(
-          f_->get() + size_t(b0) * size_t(n_), n_, count, rows_->get() + b0, partial_->get(), blockSplits_,
-          e_->get() + 3 * size_t(b0), rho_->get() + 3 * size_t(b0), x_->get(), maxEmission_,
-          packed_->get() + 3 * size_t(b0), residual_->get() + b0);
+          f_->data() + size_t(b0) * size_t(n_), n_, count, rows_->data() + b0, partial_->data(), blockSplits_,
+          e_->data() + 3 * size_t(b0), rho_->data() + 3 * size_t(b0), x_->data(), maxEmission_,
+          packed_->data() + 3 * size_t(b0), residual_->data() + b0);
       RAD_CUDA_LAUNCH();
     }
     return MaxResidual();
@@ -382,25 +358,25 @@ class DeviceSystem {
 
   // All ranks' new values into B (B^{k+1}), and D back to zero. Collective.
   void ExchangeValues() {
-    const double *values = packed_->get();
-    const long long *where = rows_->get();
+    const double *values = packed_->data();
+    const long long *where = rows_->data();
     if (commSize_ > 1) {  // through pinned host memory: Open MPI here cannot read device memory
-      RAD_CUDA(cudaMemcpyAsync(packedHost_->get(), packed_->get(), sizeof(double) * 3 * size_t(m_),
+      RAD_CUDA(cudaMemcpyAsync(packedHost_->data(), packed_->data(), sizeof(double) * 3 * size_t(m_),
                                cudaMemcpyDeviceToHost, TheStream()));
       RAD_CUDA(cudaStreamSynchronize(TheStream()));
-      RAD_MPI(MPI_Allgatherv(packedHost_->get(), 3 * m_, MPI_DOUBLE, gatheredHost_->get(), exchange_.counts.data(),
+      RAD_MPI(MPI_Allgatherv(packedHost_->data(), 3 * m_, MPI_DOUBLE, gatheredHost_->data(), exchange_.counts.data(),
                              exchange_.displacements.data(), MPI_DOUBLE, comm_));
-      RAD_CUDA(cudaMemcpyAsync(gathered_->get(), gatheredHost_->get(), sizeof(double) * 3 * size_t(total_),
+      RAD_CUDA(cudaMemcpyAsync(gathered_->data(), gatheredHost_->data(), sizeof(double) * 3 * size_t(total_),
                                cudaMemcpyHostToDevice, TheStream()));
-      values = gathered_->get();
-      where = allRows_->get();
+      values = gathered_->data();
+      where = allRows_->data();
     }
     const long long count = commSize_ > 1 ? total_ : m_;
     if (count > 0) {
-      ScatterKernel<<<Blocks(count, kThreads), kThreads, 0, TheStream()>>>(count, where, values, x_->get(), n_);
+      ScatterKernel<<<Blocks(count, kThreads), kThreads, 0, TheStream()>>>(count, where, values, x_->data(), n_);
       RAD_CUDA_LAUNCH();
     }
-    RAD_CUDA(cudaMemsetAsync(x_->get() + 3 * size_t(n_), 0, sizeof(double) * 3 * size_t(n_), TheStream()));
+    RAD_CUDA(cudaMemsetAsync(x_->data() + 3 * size_t(n_), 0, sizeof(double) * 3 * size_t(n_), TheStream()));
     RAD_CUDA(cudaStreamSynchronize(TheStream()));
   }
 
@@ -409,7 +385,7 @@ class DeviceSystem {
     const size_t nn = size_t(n_);
     std::vector<double> columns(3 * nn), out(3 * nn);
     RAD_CUDA(cudaStreamSynchronize(TheStream()));  // cudaMemcpy does not wait for a non-blocking stream
-    RAD_CUDA(cudaMemcpy(columns.data(), x_->get(), sizeof(double) * 3 * nn, cudaMemcpyDeviceToHost));
+    RAD_CUDA(cudaMemcpy(columns.data(), x_->data(), sizeof(double) * 3 * nn, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < nn; ++i)
       for (size_t c = 0; c < 3; ++c) out[3 * i + c] = columns[i + c * nn];
     return out;
@@ -427,7 +403,7 @@ class DeviceSystem {
   // columns of x.
   template <int K>
   void Product(int first, int count, int splits, double *out, long long ld) {
-    const T *rowsOfF = f_->get() + size_t(first) * size_t(n_);
+    const T *rowsOfF = f_->data() + size_t(first) * size_t(n_);
     if constexpr (std::is_same_v<T, double>) {
       if (useCublas_) {
         // Row-major rows x n is column-major n x rows: C (rows x K) = A^T X. Calls of at most 2^30 entries of F.
@@ -436,7 +412,7 @@ class DeviceSystem {
         for (int r0 = 0; r0 < count; r0 += chunk) {
           const int rowsNow = std::min(chunk, count - r0);
           RAD_CUBLAS(cublasDgemm(cublas_->get(), CUBLAS_OP_T, CUBLAS_OP_N, rowsNow, K, int(n_), &one,
-                                 rowsOfF + size_t(r0) * size_t(n_), int(n_), x_->get(), int(n_), &zero, out + r0,
+                                 rowsOfF + size_t(r0) * size_t(n_), int(n_), x_->data(), int(n_), &zero, out + r0,
                                  int(ld)));
         }
         return;
@@ -444,12 +420,12 @@ class DeviceSystem {
     }
     const dim3 grid(unsigned(Blocks(count, kProductRows)), unsigned(splits));
     RowsTimesColumnsKernel<T, K>
-        <<<grid, kThreads, 0, TheStream()>>>(rowsOfF, n_, count, x_->get(), n_, splits, out, ld);
+        <<<grid, kThreads, 0, TheStream()>>>(rowsOfF, n_, count, x_->data(), n_, splits, out, ld);
     RAD_CUDA_LAUNCH();
   }
 
   double MaxResidual() {
-    const double *r = residual_->get();
+    const double *r = residual_->data();
     return thrust::reduce(thrust::cuda::par.on(TheStream()), r, r + m_, 0.0, thrust::maximum<double>());
   }
 
@@ -461,8 +437,9 @@ class DeviceSystem {
   double maxEmission_;
   int blockRows_;
   bool useCublas_;
+  bool jacobi_;
   int jacobiSplits_ = 1, blockSplits_ = 1;
-  const Exchange &exchange_;
+  const rad::Exchange &exchange_;
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<Cublas> cublas_;
   std::unique_ptr<DeviceBuffer<T>> f_;
@@ -474,47 +451,16 @@ class DeviceSystem {
 template <typename T>
 SolverResult Solve(MPI_Comm comm, const LocalSystem &s, const T *fHost, const SolverOptions &options,
                    PhaseTimers &timers, const GpuSolverSettings &settings) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
   if (settings.blockRows < 32 || settings.blockRows > kGpuMaxBlockRows)
     RAD_FATAL("GpuSolverSettings::blockRows must be in [32, " + std::to_string(kGpuMaxBlockRows) + "]");
   if (s.n > INT_MAX) throw InputError("the GPU solver takes at most " + std::to_string(INT_MAX) + " patches");
   const bool jacobi = options.method == SolverMethod::kJacobi;
-
-  SolverResult result;
-  SolveSetup setup;
-  std::unique_ptr<DeviceSystem<T>> system;
-  {
-    ScopedPhase phase(timers, "solve setup");
-    const int device = RequireDevice(comm);
-    setup = PrepareSolve(comm, s, options, result);
-    if (setup.maxEmission > 0)
-      system = std::make_unique<DeviceSystem<T>>(comm, device, s, fHost, setup.exchange, setup.maxEmission, jacobi,
-                                                 settings);
-  }
-  if (setup.maxEmission == 0) {
-    SetZeroSolution(s.n, result);
-    return result;
-  }
-
-  IterationMonitor monitor(options, rank, /*measureEverySweep=*/true);
-  for (int k = 0;; ++k) {  // B^k is on the device at the top of the loop
-    double localResidual = 0, residual = 0;
-    {
-      ScopedPhase phase(timers, "solve sweeps");
-      localResidual = jacobi ? system->JacobiSweep() : system->GaussSeidelSweep();
-    }
-    {
-      ScopedPhase phase(timers, "solve exchange");
-      RAD_MPI(MPI_Allreduce(&localResidual, &residual, 1, MPI_DOUBLE, MPI_MAX, comm));
-    }
-    if (monitor.Record(k, residual, result)) {
-      result.radiance = system->Radiance();
-      return result;
-    }
-    ScopedPhase phase(timers, "solve exchange");
-    system->ExchangeValues();
-  }
+  const int device = RequireDevice(comm);
+  // The device's sweeps measure B^k in every sweep (IterationMonitor).
+  return IterateSolve(comm, s, options, timers, /*measureEverySweep=*/true, [&](const SolveSetup &setup) {
+    return std::make_unique<DeviceSystem<T>>(comm, device, s, fHost, setup.exchange, setup.maxEmission, jacobi,
+                                             settings);
+  });
 }
 
 }  // namespace

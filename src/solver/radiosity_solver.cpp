@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 
 #include "solver/row_kernels.h"
+#include "solver/solve_iteration.h"
 #include "solver/solver_common.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
@@ -212,59 +214,51 @@ std::vector<double> Interleave(const ChannelVectors &v, size_t n) {
   return out;
 }
 
+// The CPU's sweeps for IterateSolve: all values in host memory, the rows' products on the rank's threads.
+class HostSweeps {
+ public:
+  HostSweeps(MPI_Comm comm, const LocalSystem &s, const SolveSetup &setup, SolverMethod method)
+      : comm_(comm), s_(s), setup_(setup), method_(method), x_(size_t(s.n)), start_(size_t(s.n)), packed_(3 * s.rows.size()),
+        gathered_(3 * setup.exchange.allRows.size()) {
+    for (size_t i = 0; i < size_t(s.n); ++i)
+      for (int c = 0; c < 3; ++c) x_.c[c][i] = s.emission[3 * i + size_t(c)];
+  }
+
+  // Gauss-Seidel sweeps measure only their own rows' residuals until the monitor asks for B^k's.
+  double Sweep(bool measured) {
+    start_ = x_;
+    SweepContext ctx{s_, packed_, setup_.maxEmission, std::vector<double>(s_.rows.size(), 0.0)};
+    if (method_ == SolverMethod::kJacobi) return JacobiSweep(ctx, start_);
+    if (measured) return MeasuredGaussSeidelSweep(ctx, start_);
+    return GaussSeidelSweep(ctx, x_);
+  }
+
+  std::vector<double> Radiance() const { return Interleave(start_, size_t(s_.n)); }
+
+  void Exchange() {
+    const struct Exchange &exchange = setup_.exchange;
+    RAD_MPI(MPI_Allgatherv(packed_.data(), int(packed_.size()), MPI_DOUBLE, gathered_.data(), exchange.counts.data(),
+                           exchange.displacements.data(), MPI_DOUBLE, comm_));
+    for (size_t q = 0; q < exchange.allRows.size(); ++q)
+      for (int c = 0; c < 3; ++c) x_.c[c][size_t(exchange.allRows[q])] = gathered_[3 * q + size_t(c)];
+  }
+
+
+ private:
+  MPI_Comm comm_;
+  const LocalSystem &s_;
+  const SolveSetup &setup_;
+  SolverMethod method_;
+  ChannelVectors x_, start_;  // the newest values, and B^k
+  std::vector<double> packed_, gathered_;
+};
+
 }  // namespace
 
 SolverResult SolveRadiosity(MPI_Comm comm, const LocalSystem &s, const SolverOptions &options, PhaseTimers &timers) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  const size_t n = size_t(s.n);
-  SolverResult result;
-  SolveSetup setup;
-  {
-    ScopedPhase phase(timers, "solve setup");
-    setup = PrepareSolve(comm, s, options, result);
-  }
-  if (setup.maxEmission == 0) {
-    SetZeroSolution(s.n, result);
-    return result;
-  }
-  const Exchange &exchange = setup.exchange;
-
-  ChannelVectors x(n), start(n);
-  for (size_t i = 0; i < n; ++i)
-    for (int c = 0; c < 3; ++c) x.c[c][i] = s.emission[3 * i + size_t(c)];
-  std::vector<double> packed(3 * s.rows.size()), gathered(3 * exchange.allRows.size());
-
-  // Gauss-Seidel sweeps measure only their own rows' residuals; once those fall below the tolerance (or the
-  // iteration budget is nearly spent), the sweeps also measure the residual of the iterate they start from.
-  IterationMonitor monitor(options, rank);
-  for (int k = 0;; ++k) {  // iterate B^k is in x at the top of the loop
-    start = x;
-    const bool measured = monitor.MeasureNext();
-    double localResidual, residual = 0;
-    {
-      ScopedPhase phase(timers, "solve sweeps");
-      SweepContext ctx{s, packed, setup.maxEmission, std::vector<double>(s.rows.size(), 0.0)};
-      if (options.method == SolverMethod::kJacobi) localResidual = JacobiSweep(ctx, start);
-      else if (measured) localResidual = MeasuredGaussSeidelSweep(ctx, start);
-      else localResidual = GaussSeidelSweep(ctx, x);
-    }
-    {
-      ScopedPhase phase(timers, "solve exchange");
-      RAD_MPI(MPI_Allreduce(&localResidual, &residual, 1, MPI_DOUBLE, MPI_MAX, comm));
-    }
-    if (monitor.Record(k, residual, result)) {
-      result.radiance = Interleave(start, n);
-      return result;
-    }
-    {
-      ScopedPhase phase(timers, "solve exchange");
-      RAD_MPI(MPI_Allgatherv(packed.data(), int(packed.size()), MPI_DOUBLE, gathered.data(), exchange.counts.data(),
-                             exchange.displacements.data(), MPI_DOUBLE, comm));
-    }
-    for (size_t q = 0; q < exchange.allRows.size(); ++q)
-      for (int c = 0; c < 3; ++c) x.c[c][size_t(exchange.allRows[q])] = gathered[3 * q + size_t(c)];
-  }
+  return IterateSolve(comm, s, options, timers, false, [&](const SolveSetup &setup) {
+    return std::make_unique<HostSweeps>(comm, s, setup, options.method);
+  });
 }
 
 }  // namespace rad
