@@ -12,6 +12,8 @@ Precision ParsePrecision(const std::string &name) {
   throw InputError("--precision must be 'double' or 'float', not '" + name + "'");
 }
 
+const char *PrecisionName(Precision precision) { return precision == Precision::kFloat ? "float" : "double"; }
+
 RowSequence AsSequence(const std::vector<long long> &rows) {
   RowSequence s;
   s.count = (long long)rows.size();

@@ -19,6 +19,7 @@ namespace rad {
 
 enum class Precision { kDouble, kFloat };
 Precision ParsePrecision(const std::string &name);  // "double" | "float"; throws InputError
+const char *PrecisionName(Precision precision);
 
 struct Attributes {
   std::map<std::string, std::string> strings;

@@ -77,14 +77,18 @@ void AddMemoryLimitOption(CLI::App &cmd, std::string &limit) {
 }
 
 
+void AddDistributionOption(CLI::App &cmd, Distribution &distribution) {
+  AddChoice(cmd, "--distribution", distribution, {{"cyclic", Distribution::kCyclic}, {"block", Distribution::kBlock}},
+            "Rows per rank: cyclic (row i on rank i % P) or block");
+}
+
 void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias) {
   AddSceneInputOptions(cmd, o.input, "Scene", true);
   AddMeshingOptions(cmd, o.meshing, "Split every polygon into 4^K patches");
-  cmd.add_option("--visibility", o.visibility,
-                 "Occluded pairs: exact (shadows cut out of the receiver for every cubature point; accurate to "
-                 "the cubature tolerance) or rays (kernel-weighted stratified shadow rays: for previews, 10 to "
-                 "40 times faster on scenes with many occluded pairs, entries within about 2 %)")
-      ->capture_default_str()->check(CLI::IsMember({"exact", "rays"}));
+  AddChoice(cmd, "--visibility", o.visibility, {{"exact", VisibilityMethod::kExact}, {"rays", VisibilityMethod::kRays}},
+            "Occluded pairs: exact (shadows cut out of the receiver for every cubature point; accurate to "
+            "the cubature tolerance) or rays (kernel-weighted stratified shadow rays: for previews, 10 to "
+            "40 times faster on scenes with many occluded pairs, entries within about 2 %)");
   cmd.add_option("--shadow-rays", o.shadowRays,
                  "Stratified shadow rays per occluded patch pair (--visibility rays, and pairs with more than 64 "
                  "occluders)")
@@ -94,19 +98,17 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
                  "Relative tolerance of the adaptive cubature of each form factor (of an occluded pair: relative to "
                  "its unoccluded factor)")
       ->capture_default_str()->check(CLI::Range(1e-12, 1e-1));
-  cmd.add_option("--precision", o.precision, "Stored precision of F: double or float")->capture_default_str()
-      ->check(CLI::IsMember({"double", "float"}));
-  cmd.add_option("--distribution", o.distribution, "Rows per rank: cyclic (row i on rank i % P) or block")
-      ->capture_default_str()->check(CLI::IsMember({"cyclic", "block"}));
+  AddChoice(cmd, "--precision", o.precision, {{"double", Precision::kDouble}, {"float", Precision::kFloat}},
+            "Stored precision of F: double or float");
+  AddDistributionOption(cmd, o.distribution);
   cmd.add_flag("--normalize-rows", o.normalizeRows,
                "Scale every row to sum to 1 (the reference paper's behaviour; hides closure errors)");
   AddMemoryLimitOption(cmd, o.memoryLimit);
 }
 
 void AddSolveStepOptions(CLI::App &cmd, SolveStepOptions &o) {
-  cmd.add_option("--solver", o.solver,
-                 "gauss-seidel (rank-local Gauss-Seidel sweeps, Jacobi between ranks) or jacobi")
-      ->capture_default_str()->check(CLI::IsMember({"gauss-seidel", "jacobi"}));
+  AddChoice(cmd, "--solver", o.solver, {{"gauss-seidel", SolverMethod::kGaussSeidel}, {"jacobi", SolverMethod::kJacobi}},
+            "gauss-seidel (rank-local Gauss-Seidel sweeps, Jacobi between ranks) or jacobi");
   cmd.add_option("--tolerance", o.tolerance, "Stop when max|E - (I - rho F) B| / max|E| is below this")
       ->capture_default_str()->check(CLI::Range(1e-15, 1.0));
   cmd.add_option("--max-iterations", o.maxIterations, "Give up (exit code 3) after this many iterations")
@@ -131,9 +133,8 @@ void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o) {
   AddCameraOptions(cmd, o);
   cmd.add_option("--spp", o.samplesPerPixel, "Jittered samples per pixel (antialiasing)")->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  cmd.add_option("--shading", o.shading,
-                 "smooth: radiosity interpolated from patch corners (never across creases); flat: each patch's B")
-      ->capture_default_str()->check(CLI::IsMember({"smooth", "flat"}));
+  AddChoice(cmd, "--shading", o.shading, {{"smooth", Shading::kSmooth}, {"flat", Shading::kFlat}},
+            "smooth: radiosity interpolated from patch corners (never across creases); flat: each patch's B");
   cmd.add_option("--exposure", o.exposure, "PNG only: scale radiance by 2^exposure before sRGB encoding")
       ->capture_default_str();
 }

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pipeline/execution.h"
 #include "pipeline/form_factor_stage.h"
@@ -14,6 +16,29 @@
 #include "scene/patch.h"
 
 namespace rad {
+
+// An option naming one value of an enum: the command line takes the names, the stage gets the enum. The help
+// lists the names and the default (the value `target` holds when the option is added).
+template <typename Enum>
+CLI::Option *AddChoice(CLI::App &cmd, const std::string &name, Enum &target,
+                       const std::vector<std::pair<std::string, Enum>> &choices, const std::string &help) {
+  std::vector<std::string> names;
+  std::string current;
+  for (const auto &[text, value] : choices) {
+    names.push_back(text);
+    if (value == target) current = text;
+  }
+  return cmd
+      .add_option_function<std::string>(
+          name,
+          [&target, choices](const std::string &text) {
+            for (const auto &[choice, value] : choices)
+              if (choice == text) target = value;
+          },
+          help)
+      ->check(CLI::IsMember(names))
+      ->default_str(current);
+}
 
 // --input, --materials and --strict; `help` describes what the scene is for.
 void AddSceneInputOptions(CLI::App &cmd, SceneInput &o, const std::string &help, bool required);
@@ -34,6 +59,8 @@ void AddTimingsOption(CLI::App &cmd, std::string &timings);
 // --memory-limit SIZE; `limit` stays empty for the default (the node's share).
 void AddMemoryLimitOption(CLI::App &cmd, std::string &limit);
 
+// --distribution cyclic|block.
+void AddDistributionOption(CLI::App &cmd, Distribution &distribution);
 // The form-factor stage's options, from --input to --memory-limit; `toleranceAlias`: also accept --tolerance for
 // --quadrature-tolerance (in `formfactors`, where it is unambiguous).
 void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias);

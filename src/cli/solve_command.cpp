@@ -19,8 +19,7 @@ CommandRunner AddSolveCommand(CLI::App &app) {
   AddMeshingOptions(*cmd, o->meshing, "Subdivision that matrix was computed with");
   cmd->add_option("--output", o->output, "HDF5 file to write: /patches and /radiosity (CONTRACTS.md)")->required();
   AddSolveStepOptions(*cmd, o->step);
-  cmd->add_option("--distribution", o->distribution, "Rows per rank: cyclic (row i on rank i % P) or block")
-      ->capture_default_str()->check(CLI::IsMember({"cyclic", "block"}));
+  AddDistributionOption(*cmd, o->distribution);
   AddExecutionOptions(*cmd, o->execution);
   AddTimingsOption(*cmd, o->timings);
   AddMemoryLimitOption(*cmd, o->memoryLimit);

@@ -13,6 +13,11 @@ enum class VisibilityMethod : int32_t {
   kRays = 1,   // kernel-weighted stratified shadow rays (visibility.h)
 };
 
+// "exact" or "rays", as --visibility spells them.
+inline const char *VisibilityName(VisibilityMethod method) {
+  return method == VisibilityMethod::kRays ? "rays" : "exact";
+}
+
 struct PairSettings {
   QuadratureSettings quadrature;
   VisibilityMethod visibility = VisibilityMethod::kExact;

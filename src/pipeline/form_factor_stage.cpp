@@ -15,8 +15,8 @@
 namespace rad {
 
 FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_(std::move(options)), exec_(exec) {
-  distribution_ = ParseDistribution(o_.distribution);
-  precision_ = ParsePrecision(o_.precision);
+  distribution_ = o_.distribution;
+  precision_ = o_.precision;
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
   if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
   if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);
@@ -146,7 +146,7 @@ void FormFactorJob::Run() {
   ff.shadowRays = o_.shadowRays;
   ff.seed = o_.seed;
   ff.pair.quadrature.relativeTolerance = o_.tolerance;
-  ff.pair.visibility = o_.visibility == "rays" ? VisibilityMethod::kRays : VisibilityMethod::kExact;
+  ff.pair.visibility = o_.visibility;
   ff.normalizeRows = o_.normalizeRows;
   const RowOwners owners{MPI_COMM_WORLD, patchCount, exec_.Ranks(), distribution_};
   if (narrow)
@@ -208,7 +208,7 @@ void FormFactorJob::Run() {
 void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   Attributes a;
   a.strings["method"] =
-      o_.visibility == "rays"
+      o_.visibility == VisibilityMethod::kRays
           ? "contour integral (point-to-polygon) by adaptive Genz-Malik cubature over the smaller patch, the other "
             "entry by reciprocity; occlusion: shaft culling, then kernel-weighted stratified shadow rays (Embree "
             "on the CPU, the project's BVH on the GPU)"
@@ -216,11 +216,11 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
             "entry by reciprocity; occlusion: shaft culling, then for every cubature point the occluders' shadows "
             "cut out of the receiver and the contour integral taken over what is left (exact); pairs with more "
             "than 64 occluders by shadow rays";
-  a.strings["visibility"] = o_.visibility;
+  a.strings["visibility"] = VisibilityName(o_.visibility);
   a.strings["backend"] = BackendName(exec_.UsedBackend());
   a.strings["input"] = o_.input.Attribute();
   a.strings["distribution"] = DistributionName(distribution_);
-  a.strings["precision"] = o_.precision;
+  a.strings["precision"] = PrecisionName(o_.precision);
   a.numbers["subdiv"] = meshing_.subdiv;
   if (meshing_.maxPatchSize > 0) a.numbers["max_patch_size"] = meshing_.maxPatchSize;
   if (meshing_.patches > 0) a.numbers["patches_requested"] = double(meshing_.patches);

@@ -22,12 +22,12 @@ struct FormFactorJobOptions {
   SceneInput input;
   Meshing meshing;
   // Exact visibility is the default (docs/method.md, "Occluded pairs"); rays are for previews.
-  std::string visibility = "exact";
+  VisibilityMethod visibility = VisibilityMethod::kExact;
   unsigned shadowRays = 32;
   unsigned long long seed = 1;
   double tolerance = 1e-5;
-  std::string precision = "double";
-  std::string distribution = "cyclic";
+  Precision precision = Precision::kDouble;
+  Distribution distribution = Distribution::kCyclic;
   bool normalizeRows = false;
   std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
   // Outputs (empty = not written).

@@ -54,7 +54,7 @@ Image RenderSolution(const RenderStepOptions &o, const std::vector<Patch> &patch
                      const std::vector<double> &radiance, const Camera &camera, PhaseTimers &timers) {
   RenderOptions options;
   options.samplesPerPixel = o.samplesPerPixel;
-  options.shading = ParseShading(o.shading);
+  options.shading = o.shading;
   options.seed = o.seed;
   ScopedPhase phase(timers, "render");
   return RenderRadiosityOn(o.backend, MPI_COMM_WORLD, patches, radiance, camera, options);
@@ -66,7 +66,7 @@ void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, c
   const Camera camera = ChooseCamera(o, patches, scene, &how);
   if (WorldRank() == 0 && !quiet)
     std::fprintf(stderr, "radiosity: render: %dx%d, %d samples per pixel, %s shading, %s\n", camera.width,
-                 camera.height, o.samplesPerPixel, o.shading.c_str(), how.c_str());
+                 camera.height, o.samplesPerPixel, ShadingName(o.shading), how.c_str());
   const Image image = RenderSolution(o, patches, radiance, camera, timers);
   ScopedPhase phase(timers, "image I/O");
   OnRankZero(MPI_COMM_WORLD, [&] {

@@ -8,6 +8,7 @@
 #include "pipeline/backend.h"
 #include "image_io.h"
 #include "render/camera.h"
+#include "render/radiosity_renderer.h"
 #include "scene/patch.h"
 #include "util/timers.h"
 
@@ -23,7 +24,7 @@ struct CameraOptions {
 
 struct RenderStepOptions : CameraOptions {
   int samplesPerPixel = 16;
-  std::string shading = "smooth";
+  Shading shading = Shading::kSmooth;
   double exposure = 0;
   unsigned long long seed = 1;
   std::string png, exr, ply;              // outputs; empty = not written

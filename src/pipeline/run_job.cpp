@@ -28,7 +28,7 @@ void WriteSummary(const std::string &path, const FormFactorJob &job, const Execu
   out << "ranks x threads: " << exec.Ranks() << " x " << exec.Threads() << "\n";
   const ClosureStats c = job.Closure();
   out << "row sums of F: min " << c.minRowSum << " mean " << c.meanRowSum << " max " << c.maxRowSum << "\n";
-  out << "solver: " << o.solve.solver << ", " << result.iterations << " iterations, relative residual "
+  out << "solver: " << SolverMethodName(o.solve.solver) << ", " << result.iterations << " iterations, relative residual "
       << result.finalResidual << (result.status == SolverStatus::kConverged ? " (converged)" : " (NOT converged)")
       << "\n";
   out << "phases (seconds, slowest rank):\n";
@@ -80,7 +80,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), exec.Timers(), quiet);
 
   char text[64];
-  std::snprintf(text, sizeof text, "%d (%s), residual %.3e", result.iterations, o.solve.solver.c_str(),
+  std::snprintf(text, sizeof text, "%d (%s), residual %.3e", result.iterations, SolverMethodName(o.solve.solver),
                 result.finalResidual);
   job.Report("run", {{"solver iterations", text}});
   const std::vector<PhaseTimers::Summary> phases = exec.Timers().Reduce(MPI_COMM_WORLD, "total");

@@ -17,7 +17,7 @@ int RunSolveJob(SolveJobOptions o, Execution &exec) {
   o.step.backend = exec.UsedBackend();
   CheckOutputPath("--output", o.output);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
-  const Distribution distribution = ParseDistribution(o.distribution);
+  const Distribution distribution = o.distribution;
 
   FormFactorInput in;
   MemoryBudget memory;
@@ -57,7 +57,7 @@ int RunSolveJob(SolveJobOptions o, Execution &exec) {
   }
   timers.Add("total", Now() - exec.Start());
   char text[64];
-  std::snprintf(text, sizeof text, "%d (%s)", result.iterations, o.step.solver.c_str());
+  std::snprintf(text, sizeof text, "%d (%s)", result.iterations, SolverMethodName(o.step.solver));
   std::vector<std::pair<std::string, std::string>> extra = {{"patches", std::to_string(in.PatchCount())},
                                                             {"iterations", text}};
   std::snprintf(text, sizeof text, "%.3e", result.finalResidual);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "formfactor/distribution.h"
 #include "pipeline/execution.h"
 #include "pipeline/scene_input.h"
 #include "pipeline/solve_stage.h"
@@ -12,7 +13,8 @@
 namespace rad {
 
 struct SolveJobOptions {
-  std::string formfactors, output, timings, distribution = "cyclic";
+  std::string formfactors, output, timings;
+  Distribution distribution = Distribution::kCyclic;
   SceneInput input;
   Meshing meshing;
   ExecutionOptions execution;

@@ -22,20 +22,20 @@ SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patc
       system.emission.push_back(p.emission[c]);
     }
   SolverOptions options;
-  options.method = ParseSolverMethod(o.solver);
+  options.method = o.solver;
   options.tolerance = o.tolerance;
   options.maxIterations = o.maxIterations;
   options.printProgress = !quiet;
   SolverResult result = SolveRadiosityOn(o.backend, MPI_COMM_WORLD, system, options, timers);
   timers.SetCounter("solver sweeps", WorldRank() == 0 ? result.sweeps : 0);
-  if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: solve (%s): %s\n", o.solver.c_str(), result.message.c_str());
+  if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: solve (%s): %s\n", SolverMethodName(o.solver), result.message.c_str());
   if (result.status == SolverStatus::kDiverged) throw SolveFailed(result.message);
   return result;
 }
 
 Attributes SolverAttributes(const SolveStepOptions &o, const SolverResult &result) {
   Attributes a;
-  a.strings["solver"] = o.solver;
+  a.strings["solver"] = SolverMethodName(o.solver);
   a.strings["status"] = result.message;
   a.numbers["tolerance"] = o.tolerance;
   a.numbers["max_iterations"] = o.maxIterations;

@@ -14,7 +14,7 @@
 namespace rad {
 
 struct SolveStepOptions {
-  std::string solver = "gauss-seidel";
+  SolverMethod solver = SolverMethod::kGaussSeidel;
   double tolerance = 1e-6;
   int maxIterations = 1000;
   Backend backend = Backend::kCpu;  // resolved by the command (--backend)

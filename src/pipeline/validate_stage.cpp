@@ -148,8 +148,8 @@ int RunValidation(ValidateOptions o, Execution &exec) {
   const double renderSeconds = SlowestSince(begin);
   char text[256];
   std::snprintf(text, sizeof text, "%zu patches (%s), %s solver (%d iterations), %d spp %s shading",
-                patches.size(), job.UsedMeshing().Describe().c_str(), o.solve.solver.c_str(), result.iterations,
-                o.render.samplesPerPixel, o.render.shading.c_str());
+                patches.size(), job.UsedMeshing().Describe().c_str(), SolverMethodName(o.solve.solver), result.iterations,
+                o.render.samplesPerPixel, ShadingName(o.render.shading));
   report.methods.push_back({"radiosity", text, formFactorSeconds + solveSeconds + renderSeconds,
                             {{"form factors", formFactorSeconds}, {"solve", solveSeconds}, {"render", renderSeconds}}});
 

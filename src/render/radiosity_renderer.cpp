@@ -75,6 +75,8 @@ Shading ParseShading(const std::string &name) {
   throw InputError("unknown shading \"" + name + "\" (expected flat or smooth)");
 }
 
+const char *ShadingName(Shading shading) { return shading == Shading::kFlat ? "flat" : "smooth"; }
+
 ShadingView MakeShadingView(const std::vector<Patch> &patches, const std::vector<double> &radiance,
                             const SmoothMesh *mesh) {
   ShadingView view;

@@ -18,6 +18,7 @@ namespace rad {
 
 enum class Shading { kFlat, kSmooth };
 Shading ParseShading(const std::string &name);  // "flat" | "smooth"; throws InputError
+const char *ShadingName(Shading shading);
 
 struct RenderOptions {
   int samplesPerPixel = 16;
