@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "formfactor/distribution.h"
 #include "hdf5_util.h"
 #include "scene/patch.h"
+#include "util/decomposition.h"
 
 namespace rad {
 

@@ -19,13 +19,13 @@
 #include <vector>
 
 #include "bench_inputs.h"
-#include "pipeline/execution.h"
 #include "cuda_check.h"
 #include "device_info.h"
 #include "device_select.h"
-#include "formfactor/distribution.h"
 #include "gpu_solver.h"
+#include "pipeline/execution.h"
 #include "solver/radiosity_solver.h"
+#include "util/decomposition.h"
 #include "util/error.h"
 #include "util/rng.h"
 #include "util/timers.h"

@@ -17,8 +17,8 @@
 
 #include "bench_inputs.h"
 #include "pipeline/execution.h"
-#include "formfactor/distribution.h"
 #include "solver/radiosity_solver.h"
+#include "util/decomposition.h"
 #include "util/rng.h"
 #include "util/timers.h"
 
