@@ -89,24 +89,4 @@ class RowLookup {
 inline uint32_t ByteSwap32(uint32_t v) { return __builtin_bswap32(v); }
 inline uint64_t ByteSwap64(uint64_t v) { return __builtin_bswap64(v); }
 
-// A file written through MPI I/O under "<path>.partial": removed by rank 0 unless Commit() renamed it into place.
-class PartialFile {
- public:
-  PartialFile(MPI_Comm comm, const std::string &path);
-  ~PartialFile();
-  PartialFile(const PartialFile &) = delete;
-  PartialFile &operator=(const PartialFile &) = delete;
-  const std::string &Partial() const { return partial_; }
-  // Collective: opens the partial file for writing (truncated); InputError on every rank if it cannot be created.
-  MPI_File Open();
-  // Collective: closes it and renames it into place.
-  void Commit();
-
- private:
-  MPI_Comm comm_;
-  std::string path_, partial_;
-  MPI_File fh_ = MPI_FILE_NULL;
-  bool committed_ = false;
-};
-
 }  // namespace rad

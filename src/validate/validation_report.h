@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "image_io.h"
+#include "util/atomic_file.h"  // WriteFileAtomically, for the stage that writes these files
 #include "validate/image_metrics.h"
 
 namespace rad {
@@ -79,9 +80,6 @@ std::string CurveCsv(const ValidationReport &report);
 // A matplotlib script that reads the CSV next to it and writes the log-log plot (run by the command if
 // Python is there, and kept so that a person can re-run it).
 std::string PlotScript();
-
-// Writes `content` to "<path>.partial" and renames it into place; InputError naming the path on failure.
-void WriteFileAtomically(const std::string &path, const std::string &content);
 
 // The number the report shows for a metric: "%.6g" (the tests look for these strings), "inf", or "n/a".
 std::string ReportNumber(double value);
