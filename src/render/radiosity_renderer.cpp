@@ -27,24 +27,21 @@ namespace {
 class PatchScene {
  public:
   PatchScene(const std::vector<Patch> &patches, Vec3 origin) {
-    device_ = NewEmbreeDevice();
-    scene_ = rtcNewScene(device_);
+    scene_ = rtcNewScene(EmbreeDevice());
     // Robust mode: no rays slip through the shared edges of neighbouring patches (black speckles otherwise).
     rtcSetSceneFlags(scene_, RTC_SCENE_FLAG_ROBUST);
     rtcSetSceneBuildQuality(scene_, RTC_BUILD_QUALITY_HIGH);
-    AttachPatchQuads(device_, scene_, patches, origin);
+    AttachPatchQuads(scene_, patches, origin);
     rtcCommitScene(scene_);
   }
   ~PatchScene() {
     if (scene_) rtcReleaseScene(scene_);
-    if (device_) rtcReleaseDevice(device_);
   }
   PatchScene(const PatchScene &) = delete;
   PatchScene &operator=(const PatchScene &) = delete;
   RTCScene Handle() const { return scene_; }
 
  private:
-  RTCDevice device_ = nullptr;
   RTCScene scene_ = nullptr;
 };
 
