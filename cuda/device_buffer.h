@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace rad {
 

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "image_io.h"
+#include "io/image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_tracer.h"
 #include "render/camera.h"

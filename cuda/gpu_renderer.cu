@@ -1,13 +1,13 @@
-#include "gpu_renderer.h"
+#include "cuda/gpu_renderer.h"
 
 #include <cmath>
 
 #include "accel/bvh_builder.h"
 #include "accel/bvh_traversal.h"
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "device_bvh.h"
-#include "device_select.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "cuda/device_bvh.h"
+#include "cuda/device_select.h"
 #include "render/bvh_pixel.h"
 #include "render/smooth_mesh.h"
 #include "util/decomposition.h"

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "image_io.h"
+#include "io/image_io.h"
 #include "render/camera.h"
 #include "render/radiosity_renderer.h"
 #include "scene/patch.h"

@@ -2,7 +2,7 @@
 // float32 so that an image read back equals the one written; the PNG is only a preview. Writers go through
 // their partial name (util/atomic_file.h) so that a failed or interrupted write never leaves a complete-looking
 // file.
-#include "image_io.h"
+#include "io/image_io.h"
 
 #include <stb_image.h>
 #include <stb_image_write.h>

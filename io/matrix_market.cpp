@@ -1,4 +1,4 @@
-#include "matrix_market.h"
+#include "io/matrix_market.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "petsc_binary.h"
+#include "io/petsc_binary.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,13 +1,13 @@
 // Binary PLY of the smoothed mesh. Values are encoded byte by byte so the file is little-endian whatever the
 // host; the linear radiance travels next to the display colour so that viewers show colour and analysis tools
 // keep the numbers.
-#include "ply_writer.h"
+#include "io/ply_writer.h"
 
 #include <cstdint>
 #include <cstring>
 #include <sstream>
 
-#include "image_io.h"
+#include "io/image_io.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 

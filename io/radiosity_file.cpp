@@ -1,4 +1,4 @@
-#include "radiosity_file.h"
+#include "io/radiosity_file.h"
 
 #include <functional>
 

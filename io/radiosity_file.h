@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "hdf5_util.h"
+#include "io/hdf5_util.h"
 #include "scene/patch.h"
 #include "util/atomic_file.h"
 #include "util/decomposition.h"

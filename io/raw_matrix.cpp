@@ -1,10 +1,10 @@
-#include "raw_matrix.h"
+#include "io/raw_matrix.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 
-#include "radiosity_file.h"
+#include "io/radiosity_file.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/memory_budget.h"

@@ -1,4 +1,4 @@
-#include "sparse_rows.h"
+#include "io/sparse_rows.h"
 
 #include <algorithm>
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "radiosity_file.h"
+#include "io/radiosity_file.h"
 
 namespace rad {
 

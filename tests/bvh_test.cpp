@@ -18,13 +18,13 @@
 #include "formfactor/embree_scene.h"
 #include "formfactor/sampling.h"
 #include "scene/patch.h"
-#include "test_scenes.h"
+#include "tests/test_scenes.h"
 #include "util/embree_util.h"
 #include "util/rng.h"
 
 #ifdef RAD_HAVE_CUDA
-#include "bvh_trace_batch.h"
-#include "device_info.h"
+#include "cuda/bvh_trace_batch.h"
+#include "cuda/device_info.h"
 #endif
 
 namespace rad {

@@ -9,20 +9,20 @@
 #include <numeric>
 #include <vector>
 
-#include "dense_solve.h"
 #include "solver/block_gauss_seidel.h"
 #include "solver/radiosity_solver.h"
 #include "solver/solver_common.h"
+#include "tests/dense_solve.h"
 #include "util/decomposition.h"
 #include "util/error.h"
 #include "util/rng.h"
 
 #ifdef RAD_HAVE_CUDA
-#include "device_info.h"
+#include "cuda/device_info.h"
+#include "cuda/gpu_solver.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
-#include "gpu_solver.h"
 #include "scene/scene.h"
 #endif
 

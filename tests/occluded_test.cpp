@@ -11,8 +11,8 @@
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/pair.h"
 #include "formfactor/visible_region.h"
-#include "exact_rectangles.h"
-#include "test_scenes.h"
+#include "tests/exact_rectangles.h"
+#include "tests/test_scenes.h"
 
 namespace rad {
 namespace {

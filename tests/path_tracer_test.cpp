@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "dense_solve.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
@@ -22,7 +21,8 @@
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "solver/radiosity_solver.h"
-#include "test_scenes.h"
+#include "tests/dense_solve.h"
+#include "tests/test_scenes.h"
 #include "util/error.h"
 
 namespace rad {

@@ -17,7 +17,7 @@
 #include "render/radiosity_renderer.h"
 #include "render/smooth_mesh.h"
 #include "scene/patch.h"
-#include "test_scenes.h"
+#include "tests/test_scenes.h"
 #include "util/embree_util.h"
 #include "util/error.h"
 

@@ -6,12 +6,12 @@
 #include <cmath>
 #include <numeric>
 
-#include "dense_solve.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
 #include "scene/scene.h"
 #include "solver/radiosity_solver.h"
+#include "tests/dense_solve.h"
 #include "util/error.h"
 
 namespace rad {

@@ -9,7 +9,7 @@
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/pair.h"
 #include "formfactor/visibility.h"
-#include "test_scenes.h"
+#include "tests/test_scenes.h"
 #include "util/rng.h"
 
 namespace rad {

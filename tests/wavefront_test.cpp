@@ -27,8 +27,8 @@
 #include "scene/scene.h"
 
 #ifdef RAD_HAVE_CUDA
-#include "device_info.h"
-#include "gpu_path_tracer.h"
+#include "cuda/device_info.h"
+#include "cuda/gpu_path_tracer.h"
 #endif
 
 namespace rad {

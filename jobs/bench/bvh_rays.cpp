@@ -16,17 +16,17 @@
 
 #include "accel/bvh_builder.h"
 #include "accel/bvh_traversal.h"
-#include "bench_inputs.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/sampling.h"
+#include "jobs/bench/bench_inputs.h"
 #include "scene/patch.h"
 #include "util/embree_util.h"
 #include "util/rng.h"
 #include "util/timers.h"
 
 #ifdef RAD_HAVE_CUDA
-#include "bvh_trace_batch.h"
-#include "device_info.h"
+#include "cuda/bvh_trace_batch.h"
+#include "cuda/device_info.h"
 #endif
 
 namespace {

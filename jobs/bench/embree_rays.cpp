@@ -10,9 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "bench_inputs.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/sampling.h"
+#include "jobs/bench/bench_inputs.h"
 #include "scene/patch.h"
 #include "util/rng.h"
 #include "util/timers.h"

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_inputs.h"
+#include "jobs/bench/bench_inputs.h"
 #include "pipeline/execution.h"
 #include "solver/radiosity_solver.h"
 #include "util/decomposition.h"

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "image_io.h"
+#include "io/image_io.h"
 #include "pathtrace/path_tracer.h"
 #include "render/camera.h"
 

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "image_io.h"
+#include "io/image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_trace_image.h"
 #include "pathtrace/path_tracer.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "accel/bvh.h"
-#include "image_io.h"
+#include "io/image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_scene.h"
 #include "pathtrace/path_tracer.h"

@@ -12,7 +12,7 @@
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/geometry.h"
 #include "formfactor/pair_exchange.h"
-#include "image_io.h"
+#include "io/image_io.h"
 #include "render/camera.h"
 #include "render/radiosity_renderer.h"
 #include "scene/patch.h"

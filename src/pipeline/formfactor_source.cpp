@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <fstream>
 
+#include "io/sparse_rows.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
-#include "sparse_rows.h"
 #include "util/agree.h"
 #include "util/error.h"
 #include "util/mpi_check.h"

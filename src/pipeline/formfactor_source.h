@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "formfactor_input.h"
+#include "io/formfactor_input.h"
 #include "pipeline/scene_input.h"
 #include "scene/patch.h"
 #include "util/decomposition.h"

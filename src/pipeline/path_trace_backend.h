@@ -9,10 +9,10 @@
 #include <memory>
 #include <vector>
 
-#include "pipeline/backend.h"
-#include "image_io.h"
+#include "io/image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_tracer.h"
+#include "pipeline/backend.h"
 #include "render/camera.h"
 #include "scene/patch.h"
 #include "scene/scene.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "io/image_io.h"
 #include "pipeline/backend.h"
-#include "image_io.h"
 #include "render/camera.h"
 #include "scene/patch.h"
 #include "util/timers.h"

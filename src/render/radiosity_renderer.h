@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "image_io.h"
+#include "io/image_io.h"
 #include "render/camera.h"
 #include "render/pixel_kernels.h"
 #include "render/smooth_mesh.h"

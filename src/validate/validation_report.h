@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "image_io.h"
+#include "io/image_io.h"
 #include "util/atomic_file.h"  // WriteFileAtomically, for the stage that writes these files
 #include "validate/image_metrics.h"
 

@@ -13,7 +13,7 @@
 
 #include <vector>
 
-#include "image_io.h"
+#include "io/image_io.h"
 #include "render/camera.h"
 #include "scene/patch.h"
 #include "util/timers.h"
