@@ -7,7 +7,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "io/image_io.h"
+#include "render/image.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "io/image_io.h"
 #include "io/ply_writer.h"
+#include "render/image.h"
 #include "tests/temp_file.h"
 #include "util/error.h"
 

@@ -19,11 +19,11 @@
 #include <utility>
 #include <vector>
 
-#include "io/image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_trace_image.h"
 #include "pathtrace/path_tracer.h"
 #include "pathtrace/wavefront_stages.h"
+#include "render/image.h"
 #include "render/radiosity_renderer.h"
 #include "util/decomposition.h"
 #include "util/error.h"

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "io/image_io.h"
 #include "pipeline/backend.h"
 #include "render/camera.h"
+#include "render/image.h"
 #include "scene/patch.h"
 #include "util/timers.h"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "io/image_io.h"
 #include "render/camera.h"
+#include "render/image.h"
 #include "render/pixel_kernels.h"
 #include "render/smooth_mesh.h"
 #include "scene/patch.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "io/image_io.h"
+#include "render/image.h"
 #include "util/atomic_file.h"  // WriteFileAtomically, for the stage that writes these files
 #include "validate/image_metrics.h"
 
