@@ -1,7 +1,6 @@
 #include <embree3/rtcore.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <tbb/global_control.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -20,6 +19,7 @@
 #include "tests/test_scenes.h"
 #include "util/embree_util.h"
 #include "util/error.h"
+#include "util/thread_limit.h"
 
 namespace rad {
 namespace {
@@ -597,11 +597,11 @@ TEST(Render, ImageDoesNotDependOnThreadCountButOnSeed) {
   for (Shading shading : {Shading::kFlat, Shading::kSmooth}) {
     Image one, two;
     {
-      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+      ThreadLimit limit(1);
       one = Render(patches, b, c, shading, 4);
     }
     {
-      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+      ThreadLimit limit(2);
       two = Render(patches, b, c, shading, 4);
     }
     ASSERT_EQ(one.rgb.size(), two.rgb.size());
