@@ -1,9 +1,9 @@
 #include <cuda_runtime.h>
 
-#include "bvh_trace_batch.h"
-#include "cuda_check.h"
-#include "device_bvh.h"
-#include "device_info.h"
+#include "cuda/bvh_trace_batch.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_bvh.h"
+#include "cuda/device_info.h"
 
 namespace rad {
 

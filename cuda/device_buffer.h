@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace rad {
 

@@ -1,8 +1,8 @@
-#include "device_bvh.h"
+#include "cuda/device_bvh.h"
 
 #include <utility>
 
-#include "cuda_check.h"
+#include "cuda/cuda_check.h"
 
 namespace rad {
 

@@ -1,7 +1,7 @@
-#include "device_select.h"
+#include "cuda/device_select.h"
 
-#include "cuda_check.h"
-#include "device_info.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_info.h"
 #include "util/mpi_check.h"
 
 namespace rad {

@@ -1,4 +1,4 @@
-#include "gpu_form_factors.h"
+#include "cuda/gpu_form_factors.h"
 
 #include <thrust/copy.h>
 #include <thrust/device_ptr.h>
@@ -10,9 +10,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "device_bvh.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "cuda/device_bvh.h"
 #include "formfactor/kernel_form_factors.h"
 #include "formfactor/pair_kernels.h"
 #include "util/progress.h"

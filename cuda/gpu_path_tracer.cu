@@ -1,12 +1,12 @@
-#include "gpu_path_tracer.h"
+#include "cuda/gpu_path_tracer.h"
 
 #include <algorithm>
 
 #include "accel/bvh_builder.h"
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "device_bvh.h"
-#include "device_select.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "cuda/device_bvh.h"
+#include "cuda/device_select.h"
 #include "pathtrace/path_scene.h"
 #include "pathtrace/wavefront_driver.h"
 

@@ -9,10 +9,10 @@
 #include <memory>
 #include <vector>
 
-#include "image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_tracer.h"
 #include "render/camera.h"
+#include "render/image.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 

@@ -1,15 +1,16 @@
-#include "gpu_renderer.h"
+#include "cuda/gpu_renderer.h"
 
 #include <cmath>
 
 #include "accel/bvh_builder.h"
 #include "accel/bvh_traversal.h"
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "device_bvh.h"
-#include "device_select.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "cuda/device_bvh.h"
+#include "cuda/device_select.h"
 #include "render/bvh_pixel.h"
 #include "render/smooth_mesh.h"
+#include "util/decomposition.h"
 
 namespace rad {
 
@@ -20,7 +21,7 @@ __global__ void PixelKernel(BvhPixelJob job, int rank, int ranks, int rows, floa
   const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const int width = job.frame.width;
   if (k >= (long long)rows * width) return;
-  const int y = rank + int(k / width) * ranks, x = int(k % width);
+  const int y = CyclicItem(int(k / width), rank, ranks), x = int(k % width);
   RenderPixelOnBvh(job, x, y, rgb + 3 * (size_t(y) * size_t(width) + size_t(x)));
 }
 
@@ -61,7 +62,7 @@ Image RenderRadiosityGpu(MPI_Comm comm, const std::vector<Patch> &patches, const
   job.seed = options.seed;
   job.samples = options.samplesPerPixel;
   job.strata = int(std::lround(std::sqrt(double(job.samples))));
-  const int rows = RowsOfRank(camera.height, rank, ranks);
+  const int rows = CyclicCount(camera.height, rank, ranks);
 
   const size_t values = 3 * size_t(camera.width) * size_t(camera.height);
   DeviceBuffer<float> dRgb(values);

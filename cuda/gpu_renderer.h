@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "image_io.h"
 #include "render/camera.h"
+#include "render/image.h"
 #include "render/radiosity_renderer.h"
 #include "scene/patch.h"
 

@@ -1,4 +1,4 @@
-#include "gpu_solver.h"
+#include "cuda/gpu_solver.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -14,10 +14,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuda_check.h"
-#include "device_buffer.h"
-#include "device_info.h"
-#include "device_select.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_buffer.h"
+#include "cuda/device_info.h"
+#include "cuda/device_select.h"
 #include "solver/block_gauss_seidel.h"
 #include "solver/solve_iteration.h"
 #include "solver/solver_common.h"

@@ -2,9 +2,9 @@
 
 #include <string>
 
-#include "cuda_check.h"
-#include "device_info.h"
-#include "unoccluded_batch.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_info.h"
+#include "cuda/unoccluded_batch.h"
 #include "util/error.h"
 
 namespace rad {

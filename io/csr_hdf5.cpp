@@ -1,4 +1,4 @@
-#include "csr_hdf5.h"
+#include "io/csr_hdf5.h"
 
 #include <algorithm>
 

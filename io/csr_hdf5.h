@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "hdf5_util.h"
-#include "radiosity_file.h"
-#include "sparse_rows.h"
+#include "io/hdf5_util.h"
+#include "io/radiosity_file.h"
+#include "io/sparse_rows.h"
 
 namespace rad {
 

@@ -1,4 +1,4 @@
-#include "formfactor_input.h"
+#include "io/formfactor_input.h"
 
 #include <algorithm>
 #include <climits>
@@ -8,13 +8,13 @@
 #include <fstream>
 #include <type_traits>
 
-#include "csr_hdf5.h"
-#include "hdf5_util.h"
-#include "matrix_market.h"
-#include "petsc_binary.h"
-#include "radiosity_file.h"
-#include "radiosity_file_reader.h"
-#include "raw_matrix.h"
+#include "io/csr_hdf5.h"
+#include "io/hdf5_util.h"
+#include "io/matrix_market.h"
+#include "io/petsc_binary.h"
+#include "io/radiosity_file.h"
+#include "io/radiosity_file_reader.h"
+#include "io/raw_matrix.h"
 #include "util/agree.h"
 #include "util/memory_budget.h"
 #include "util/mpi_check.h"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "formfactor/distribution.h"
 #include "scene/patch.h"
+#include "util/decomposition.h"
 
 namespace rad {
 

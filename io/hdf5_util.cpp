@@ -1,4 +1,4 @@
-#include "hdf5_util.h"
+#include "io/hdf5_util.h"
 
 namespace rad {
 

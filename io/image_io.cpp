@@ -1,7 +1,8 @@
 // EXR and PNG through tinyexr and stb (both the compiled Debian libraries: no *_IMPLEMENTATION here). EXR keeps
 // float32 so that an image read back equals the one written; the PNG is only a preview. Writers go through
-// "<path>.partial" so that a failed or interrupted write never leaves a complete-looking file.
-#include "image_io.h"
+// their partial name (util/atomic_file.h) so that a failed or interrupted write never leaves a complete-looking
+// file.
+#include "io/image_io.h"
 
 #include <stb_image.h>
 #include <stb_image_write.h>
@@ -9,33 +10,18 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <system_error>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace rad {
 namespace {
 
-[[noreturn]] void FailWrite(const std::string &path, const std::string &partial, const std::string &what,
-                            const std::string &reason) {
-  std::error_code ignored;
-  std::filesystem::remove(partial, ignored);
-  throw InputError(path + ": cannot write " + what + " (" + reason + ")");
-}
-
 void CheckWritable(const std::string &path, const Image &image, const std::string &what) {
   if (image.width <= 0 || image.height <= 0) throw InputError(path + ": cannot write " + what + " (empty image)");
   RAD_CHECK(image.rgb.size() == size_t(image.width) * size_t(image.height) * 3, "Image.rgb size is not 3*W*H");
-}
-
-void RenameIntoPlace(const std::string &partial, const std::string &path, const std::string &what) {
-  std::error_code ec;
-  std::filesystem::rename(partial, path, ec);
-  if (ec) FailWrite(path, partial, what, "cannot rename " + partial + " into place: " + ec.message());
 }
 
 // tinyexr hands out messages that the caller must free.
@@ -48,22 +34,14 @@ std::string TakeExrError(const char *err, int code) {
 
 }  // namespace
 
-uint8_t LinearToSrgb8(double linear, double exposure) {
-  const double v = linear * std::exp2(exposure);
-  if (!(v > 0)) return 0;  // also NaN
-  if (v >= 1) return 255;
-  const double encoded = v <= 0.0031308 ? 12.92 * v : 1.055 * std::pow(v, 1 / 2.4) - 0.055;
-  return uint8_t(encoded * 255 + 0.5);
-}
-
 void WriteExr(const std::string &path, const Image &image) {
   const std::string what = "EXR image";
   CheckWritable(path, image, what);
-  const std::string partial = path + ".partial";
-  const char *err = nullptr;
-  const int rc = SaveEXR(image.rgb.data(), image.width, image.height, 3, /*save_as_fp16=*/0, partial.c_str(), &err);
-  if (rc != TINYEXR_SUCCESS) FailWrite(path, partial, what, TakeExrError(err, rc));
-  RenameIntoPlace(partial, path, what);
+  WriteAtomically(path, what, [&](const std::string &partial) -> std::string {
+    const char *err = nullptr;
+    const int rc = SaveEXR(image.rgb.data(), image.width, image.height, 3, /*save_as_fp16=*/0, partial.c_str(), &err);
+    return rc == TINYEXR_SUCCESS ? "" : TakeExrError(err, rc);
+  });
 }
 
 ImageFormat ImageFormatOf(const std::string &option, const std::string &path) {
@@ -88,12 +66,11 @@ void WritePng(const std::string &path, const Image &image, double exposure) {
   CheckWritable(path, image, what);
   std::vector<uint8_t> bytes(image.rgb.size());
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = LinearToSrgb8(image.rgb[i], exposure);
-  const std::string partial = path + ".partial";
-  errno = 0;  // stb gives no reason of its own; fopen's errno is the likely one
-  if (!stbi_write_png(partial.c_str(), image.width, image.height, 3, bytes.data(), image.width * 3)) {
-    FailWrite(path, partial, what, errno ? std::strerror(errno) : "stb_image_write failed");
-  }
-  RenameIntoPlace(partial, path, what);
+  WriteAtomically(path, what, [&](const std::string &partial) -> std::string {
+    errno = 0;  // stb gives no reason of its own; fopen's errno is the likely one
+    if (stbi_write_png(partial.c_str(), image.width, image.height, 3, bytes.data(), image.width * 3)) return "";
+    return errno ? std::strerror(errno) : "stb_image_write failed";
+  });
 }
 
 Image ReadExr(const std::string &path) {

@@ -1,24 +1,16 @@
-// Images of the solution: linear HDR radiance in memory, written as OpenEXR (tinyexr, float32 RGB, linear)
-// and as 8-bit sRGB PNG (stb_image_write) after an exposure scale. Both are written to "<path>.partial" and
-// renamed into place, so a failed write never leaves a file that looks complete. Readers are for tests/tools.
+// Images of the solution (render/image.h: linear HDR radiance in memory) written as OpenEXR (tinyexr, float32
+// RGB, linear) and as 8-bit sRGB PNG (stb_image_write) after an exposure scale. Both are written to
+// "<path>.partial" and renamed into place, so a failed write never leaves a file that looks complete. Readers
+// are for tests/tools.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "render/image.h"
+
 namespace rad {
-
-// Linear radiance, 3 floats (R, G, B) per pixel, rows from the top of the image down.
-struct Image {
-  int width = 0, height = 0;
-  std::vector<float> rgb;  // size 3 * width * height
-  float &At(int x, int y, int channel) { return rgb[(size_t(y) * size_t(width) + size_t(x)) * 3 + size_t(channel)]; }
-  float At(int x, int y, int channel) const { return rgb[(size_t(y) * size_t(width) + size_t(x)) * 3 + size_t(channel)]; }
-};
-
-// Display encoding of one linear value: v * 2^exposure, clamped to [0,1], sRGB transfer curve, rounded to 8 bits.
-uint8_t LinearToSrgb8(double linear, double exposure);
 
 // Throw InputError naming the path if the file cannot be written.
 void WriteExr(const std::string &path, const Image &image);

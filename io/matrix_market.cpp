@@ -1,4 +1,4 @@
-#include "matrix_market.h"
+#include "io/matrix_market.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "util/agree.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
 #include "util/mpi_check.h"
@@ -201,7 +202,7 @@ void WriteMatrixMarket(MPI_Comm comm, const std::string &path, const DenseRows &
   }
   header += std::to_string(n) + " " + std::to_string(n) + " " + std::to_string(nnz.total) + "\n";
 
-  PartialFile out(comm, path);
+  PartialMpiFile out(comm, path);
   MPI_File fh = out.Open();
   RAD_MPI(MPI_File_write_at_all(fh, 0, rank == 0 ? header.data() : nullptr, rank == 0 ? int(header.size()) : 0,
                                 MPI_CHAR, MPI_STATUS_IGNORE));

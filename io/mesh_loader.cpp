@@ -27,8 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "io/scene_readers.h"
 #include "scene/scene.h"
-#include "scene_readers.h"
 #include "util/error.h"
 #include "util/vec3.h"
 

@@ -21,8 +21,8 @@
 #include <system_error>
 #include <vector>
 
+#include "io/scene_readers.h"
 #include "scene/scene.h"
-#include "scene_readers.h"
 #include "util/error.h"
 #include "util/vec3.h"
 

@@ -1,4 +1,4 @@
-#include "petsc_binary.h"
+#include "io/petsc_binary.h"
 
 #include <algorithm>
 #include <climits>
@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "util/agree.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
 #include "util/mpi_check.h"
@@ -56,7 +57,7 @@ void WritePetscBinary(MPI_Comm comm, const std::string &path, const DenseRows &r
     throw InputError(path + ": " + std::to_string(nnz.total) + " nonzeros do not fit PETSc's 32-bit indices; use "
                      "--drop-below to keep fewer, or --format csr (64-bit indices)");
 
-  PartialFile out(comm, path);
+  PartialMpiFile out(comm, path);
   MPI_File fh = out.Open();
   const int32_t header[4] = {BigEndianInt(kPetscMatFileClassId), BigEndianInt(int32_t(n)), BigEndianInt(int32_t(n)),
                              BigEndianInt(int32_t(nnz.total))};

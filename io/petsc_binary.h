@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sparse_rows.h"
+#include "io/sparse_rows.h"
 
 namespace rad {
 

@@ -1,17 +1,14 @@
 // Binary PLY of the smoothed mesh. Values are encoded byte by byte so the file is little-endian whatever the
 // host; the linear radiance travels next to the display colour so that viewers show colour and analysis tools
 // keep the numbers.
-#include "ply_writer.h"
+#include "io/ply_writer.h"
 
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
-#include <system_error>
 
-#include "image_io.h"
+#include "render/image.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 namespace rad {
@@ -69,28 +66,7 @@ void WritePly(const std::string &path, const SmoothMesh &mesh, double exposure) 
     }
   }
 
-  const std::string partial = path + ".partial";
-  std::string reason;
-  {
-    errno = 0;
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      reason = errno ? std::strerror(errno) : "cannot create file";
-    } else {
-      out.write(data.data(), std::streamsize(data.size()));
-      out.close();
-      if (!out) reason = "write failed";
-    }
-  }
-  std::error_code ec;
-  if (reason.empty()) {
-    std::filesystem::rename(partial, path, ec);
-    if (ec) reason = "cannot rename " + partial + " into place: " + ec.message();
-  }
-  if (!reason.empty()) {
-    std::filesystem::remove(partial, ec);
-    throw InputError(path + ": cannot write PLY file (" + reason + ")");
-  }
+  WriteFileAtomically(path, data, "PLY file");
 }
 
 }  // namespace rad

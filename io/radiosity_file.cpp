@@ -1,7 +1,5 @@
-#include "radiosity_file.h"
+#include "io/radiosity_file.h"
 
-#include <cstdio>
-#include <filesystem>
 #include <functional>
 
 namespace rad {
@@ -25,13 +23,13 @@ RowSequence AsSequence(const std::vector<long long> &rows) {
 }
 
 RadiosityFileWriter::RadiosityFileWriter(MPI_Comm comm, const std::string &path)
-    : comm_(comm), path_(path), partialPath_(path + ".partial") {
+    : comm_(comm), partial_(comm, path) {
   H5Handle fapl(RAD_H5(H5Pcreate(H5P_FILE_ACCESS)));
   RAD_H5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
   hid_t file;
   {
     H5QuietErrors quiet;
-    file = H5Fcreate(partialPath_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    file = H5Fcreate(partial_.Partial().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   }
   // Every rank sees the same outcome (the create is collective), so every rank throws together.
   if (file < 0) throw InputError(path + ": cannot create the output file (does its folder exist and is it writable?)");
@@ -41,14 +39,8 @@ RadiosityFileWriter::RadiosityFileWriter(MPI_Comm comm, const std::string &path)
   WriteIntAttribute(file_, "complete", 0);
 }
 
-RadiosityFileWriter::~RadiosityFileWriter() {
-  if (!committed_) {
-    file_.Reset();
-    int rank = 0;
-    MPI_Comm_rank(comm_, &rank);
-    if (rank == 0) std::remove(partialPath_.c_str());
-  }
-}
+// Closes the file before partial_ (uncommitted) removes it.
+RadiosityFileWriter::~RadiosityFileWriter() { file_.Reset(); }
 
 namespace {
 
@@ -223,22 +215,7 @@ void RadiosityFileWriter::Commit() {
   RAD_H5(H5Fflush(file_, H5F_SCOPE_GLOBAL));
   file_.Reset();
   H5garbage_collect();
-  committed_ = true;
-  RenameIntoPlace(comm_, partialPath_, path_);
-}
-
-void RenameIntoPlace(MPI_Comm comm, const std::string &partialPath, const std::string &path) {
-  MPI_Barrier(comm);  // every rank has closed the file
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  int ok = 1;
-  if (rank == 0) {
-    std::error_code ec;
-    std::filesystem::rename(partialPath, path, ec);
-    ok = ec ? 0 : 1;
-  }
-  MPI_Bcast(&ok, 1, MPI_INT, 0, comm);
-  if (!ok) throw InputError(path + ": cannot rename " + partialPath + " into place");
+  partial_.Commit();
 }
 
 }  // namespace rad

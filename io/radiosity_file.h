@@ -11,9 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "formfactor/distribution.h"
-#include "hdf5_util.h"
+#include "io/hdf5_util.h"
 #include "scene/patch.h"
+#include "util/atomic_file.h"
+#include "util/decomposition.h"
 
 namespace rad {
 
@@ -65,14 +66,9 @@ class RadiosityFileWriter {
 
  private:
   MPI_Comm comm_;
-  std::string path_, partialPath_;
+  CollectivePartialFile partial_;
   H5Handle file_;
-  bool committed_ = false;
 };
-
-// Collective: after every rank has closed `partialPath`, rank 0 renames it to `path`; throws on every rank
-// if that fails.
-void RenameIntoPlace(MPI_Comm comm, const std::string &partialPath, const std::string &path);
 
 // Collective: calls io(fileSpace, memSpace, collectiveTransfer, begin, count) for each block of this rank's rows
 // [begin, begin + count) of an n x n dataset, in blocks of at most ~256 MiB (`bytesPerValue` per element), with

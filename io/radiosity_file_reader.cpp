@@ -1,4 +1,4 @@
-#include "radiosity_file_reader.h"
+#include "io/radiosity_file_reader.h"
 
 #include <cstdio>
 #include <fstream>

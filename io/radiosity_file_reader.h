@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "hdf5_util.h"
+#include "io/hdf5_util.h"
 #include "scene/patch.h"
 
 namespace rad {

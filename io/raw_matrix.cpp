@@ -1,11 +1,11 @@
-#include "raw_matrix.h"
+#include "io/raw_matrix.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <cstdio>
 
-#include "radiosity_file.h"
+#include "io/radiosity_file.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
 #include "util/mpi_check.h"
@@ -53,11 +53,8 @@ void WriteRawRows(MPI_Comm comm, const std::string &path, long long n, const std
   if (n > INT32_MAX) throw InputError(path + ": N does not fit the raw format's int32 header");
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  const std::string partial = path + ".partial";
-  MPI_File fh;
-  const int rc = MPI_File_open(comm, partial.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
-  if (rc != MPI_SUCCESS) throw InputError(path + ": cannot create the raw output file");
-  RAD_MPI(MPI_File_set_size(fh, 0));  // truncate an older file of the same name
+  PartialMpiFile out(comm, path);
+  MPI_File fh = out.Open();
 
   const int32_t header32 = int32_t(n);  // x86-64 and POWER9 (ppc64le) are little-endian
   RAD_MPI(MPI_File_write_at_all(fh, 0, rank == 0 ? &header32 : nullptr, rank == 0 ? 1 : 0, MPI_INT32_T,
@@ -70,9 +67,7 @@ void WriteRawRows(MPI_Comm comm, const std::string &path, long long n, const std
         RAD_MPI(MPI_File_write_at_all(fh, 0, data, int(count), rowType, MPI_STATUS_IGNORE));
       },
       blockEntries);
-  RAD_MPI(MPI_File_close(&fh));
-
-  RenameIntoPlace(comm, partial, path);
+  out.Commit();
 }
 
 }  // namespace

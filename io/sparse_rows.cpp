@@ -1,9 +1,7 @@
-#include "sparse_rows.h"
+#include "io/sparse_rows.h"
 
 #include <algorithm>
-#include <cstdio>
 
-#include "util/agree.h"
 #include "util/mpi_check.h"
 
 namespace rad {
@@ -105,33 +103,6 @@ DropSummary SummariseDrops(MPI_Comm comm, const DenseRows &rows, const RowCounts
   s.matrixSum = figures[4];
   s.maxRowIndex = (long long)figures[5];
   return s;
-}
-
-PartialFile::PartialFile(MPI_Comm comm, const std::string &path)
-    : comm_(comm), path_(path), partial_(path + ".partial") {}
-
-PartialFile::~PartialFile() {
-  if (committed_) return;
-  if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
-  int rank = 0;
-  MPI_Comm_rank(comm_, &rank);
-  if (rank == 0) std::remove(partial_.c_str());
-}
-
-MPI_File PartialFile::Open() {
-  const int rc = MPI_File_open(comm_, partial_.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh_);
-  if (rc != MPI_SUCCESS) fh_ = MPI_FILE_NULL;
-  AgreeOrThrow(comm_, rc == MPI_SUCCESS,
-               path_ + ": cannot create the output file (does its folder exist and is it writable?)");
-  RAD_MPI(MPI_File_set_size(fh_, 0));  // truncate an older file of the same name
-  return fh_;
-}
-
-void PartialFile::Commit() {
-  RAD_MPI(MPI_File_close(&fh_));
-  fh_ = MPI_FILE_NULL;
-  RenameIntoPlace(comm_, partial_, path_);
-  committed_ = true;
 }
 
 }  // namespace rad

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "radiosity_file.h"
+#include "io/radiosity_file.h"
 
 namespace rad {
 
@@ -88,25 +88,5 @@ class RowLookup {
 // Byte order of the PETSc format (big-endian) on a little-endian host (x86-64, ppc64le, aarch64).
 inline uint32_t ByteSwap32(uint32_t v) { return __builtin_bswap32(v); }
 inline uint64_t ByteSwap64(uint64_t v) { return __builtin_bswap64(v); }
-
-// A file written through MPI I/O under "<path>.partial": removed by rank 0 unless Commit() renamed it into place.
-class PartialFile {
- public:
-  PartialFile(MPI_Comm comm, const std::string &path);
-  ~PartialFile();
-  PartialFile(const PartialFile &) = delete;
-  PartialFile &operator=(const PartialFile &) = delete;
-  const std::string &Partial() const { return partial_; }
-  // Collective: opens the partial file for writing (truncated); InputError on every rank if it cannot be created.
-  MPI_File Open();
-  // Collective: closes it and renames it into place.
-  void Commit();
-
- private:
-  MPI_Comm comm_;
-  std::string path_, partial_;
-  MPI_File fh_ = MPI_FILE_NULL;
-  bool committed_ = false;
-};
 
 }  // namespace rad

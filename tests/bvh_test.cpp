@@ -18,13 +18,13 @@
 #include "formfactor/embree_scene.h"
 #include "formfactor/sampling.h"
 #include "scene/patch.h"
-#include "test_scenes.h"
+#include "tests/test_scenes.h"
 #include "util/embree_util.h"
 #include "util/rng.h"
 
 #ifdef RAD_HAVE_CUDA
-#include "bvh_trace_batch.h"
-#include "device_info.h"
+#include "cuda/bvh_trace_batch.h"
+#include "cuda/device_info.h"
 #endif
 
 namespace rad {
@@ -50,10 +50,9 @@ Vec3 V(Float3 p) { return Vec3(p.x, p.y, p.z); }
 class EmbreeTriangles {
  public:
   explicit EmbreeTriangles(const std::vector<BvhTriangle> &tris) {
-    device_ = NewEmbreeDevice();
-    scene_ = rtcNewScene(device_);
+    scene_ = rtcNewScene(EmbreeDevice());
     rtcSetSceneBuildQuality(scene_, RTC_BUILD_QUALITY_HIGH);
-    RTCGeometry geom = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_TRIANGLE);
+    RTCGeometry geom = rtcNewGeometry(EmbreeDevice(), RTC_GEOMETRY_TYPE_TRIANGLE);
     auto *vb = static_cast<float *>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3,
                                                             3 * sizeof(float), 3 * tris.size()));
     auto *ib = static_cast<unsigned *>(rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3,
@@ -71,14 +70,12 @@ class EmbreeTriangles {
   }
   ~EmbreeTriangles() {
     rtcReleaseScene(scene_);
-    rtcReleaseDevice(device_);
   }
   EmbreeTriangles(const EmbreeTriangles &) = delete;
   EmbreeTriangles &operator=(const EmbreeTriangles &) = delete;
   RTCScene Handle() const { return scene_; }
 
  private:
-  RTCDevice device_ = nullptr;
   RTCScene scene_ = nullptr;
 };
 

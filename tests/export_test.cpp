@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "csr_hdf5.h"
-#include "formfactor_input.h"
-#include "matrix_market.h"
-#include "petsc_binary.h"
-#include "radiosity_file.h"
-#include "radiosity_file_reader.h"
-#include "sparse_rows.h"
-#include "temp_file.h"
+#include "io/csr_hdf5.h"
+#include "io/formfactor_input.h"
+#include "io/matrix_market.h"
+#include "io/petsc_binary.h"
+#include "io/radiosity_file.h"
+#include "io/radiosity_file_reader.h"
+#include "io/sparse_rows.h"
+#include "tests/temp_file.h"
 #include "util/error.h"
 
 namespace rad {

@@ -6,8 +6,8 @@
 #include "formfactor/pair.h"
 #include "formfactor/point_polygon.h"
 #include "formfactor/unoccluded.h"
-#include "exact_rectangles.h"
-#include "test_scenes.h"
+#include "tests/exact_rectangles.h"
+#include "tests/test_scenes.h"
 
 namespace rad {
 namespace {

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "accel/bvh_builder.h"
-#include "pipeline/backend.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
 #include "formfactor/kernel_form_factors.h"
+#include "pipeline/backend.h"
 #include "render/bvh_pixel.h"
 #include "render/camera.h"
 #include "render/radiosity_renderer.h"
@@ -22,9 +22,9 @@
 #include "util/error.h"
 
 #ifdef RAD_HAVE_CUDA
-#include "device_info.h"
-#include "gpu_form_factors.h"
-#include "gpu_renderer.h"
+#include "cuda/device_info.h"
+#include "cuda/gpu_form_factors.h"
+#include "cuda/gpu_renderer.h"
 #endif
 
 namespace rad {

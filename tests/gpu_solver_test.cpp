@@ -9,19 +9,20 @@
 #include <numeric>
 #include <vector>
 
-#include "dense_solve.h"
 #include "solver/block_gauss_seidel.h"
 #include "solver/radiosity_solver.h"
 #include "solver/solver_common.h"
+#include "tests/dense_solve.h"
+#include "util/decomposition.h"
 #include "util/error.h"
 #include "util/rng.h"
 
 #ifdef RAD_HAVE_CUDA
-#include "device_info.h"
+#include "cuda/device_info.h"
+#include "cuda/gpu_solver.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
-#include "gpu_solver.h"
 #include "scene/scene.h"
 #endif
 
@@ -65,7 +66,7 @@ struct RankShare {
   std::vector<T> f;
   std::vector<double> e, rho;
   RankShare(const SyntheticSystem &s, int rank, int ranks) {
-    for (long long i = rank; i < s.n; i += ranks) {
+    for (long long i : OwnedRows(s.n, rank, ranks, Distribution::kCyclic)) {
       rows.push_back(i);
       for (long long j = 0; j < s.n; ++j) f.push_back(T(s.f[size_t(i * s.n + j)]));
       for (int c = 0; c < 3; ++c) {
@@ -126,7 +127,7 @@ TEST(GpuSolver, BlockGaussSeidelSweepIsPointGaussSeidel) {
         }
       // ... and nothing anywhere else.
       for (size_t i = 0; i < n; ++i) {
-        if (ranks == 1 || int(i % size_t(ranks)) == rank) continue;
+        if (ranks == 1 || CyclicOwner(i, ranks) == rank) continue;
         for (int c = 0; c < 3; ++c) EXPECT_EQ(d[i + size_t(c) * n], 0.0);
       }
     }

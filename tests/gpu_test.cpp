@@ -2,10 +2,10 @@
 #include <gtest/gtest.h>
 
 #ifdef RAD_HAVE_CUDA
-#include "device_info.h"
+#include "cuda/device_info.h"
+#include "cuda/unoccluded_batch.h"
 #include "formfactor/geometry.h"
-#include "test_scenes.h"
-#include "unoccluded_batch.h"
+#include "tests/test_scenes.h"
 
 namespace rad {
 namespace {

@@ -6,8 +6,8 @@
 #include <limits>
 #include <string>
 
-#include "image_io.h"
-#include "temp_file.h"
+#include "io/image_io.h"
+#include "tests/temp_file.h"
 #include "util/error.h"
 
 namespace rad {

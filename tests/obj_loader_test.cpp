@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "scene/scene.h"
-#include "scratch_dir.h"
+#include "tests/scratch_dir.h"
 #include "util/error.h"
 
 namespace {

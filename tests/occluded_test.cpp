@@ -2,8 +2,6 @@
 // independently: closed-form point-to-rectangle factors integrated by Gauss-Legendre, closed rooms, reciprocity.
 #include <gtest/gtest.h>
 
-#include <tbb/global_control.h>
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -11,8 +9,9 @@
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/pair.h"
 #include "formfactor/visible_region.h"
-#include "exact_rectangles.h"
-#include "test_scenes.h"
+#include "tests/exact_rectangles.h"
+#include "tests/test_scenes.h"
+#include "util/thread_limit.h"
 
 namespace rad {
 namespace {
@@ -730,11 +729,11 @@ TEST(ExactVisibility, RowsDoNotDependOnThreadCount) {
   std::vector<double> one, four;
   FormFactorCounters counters;
   {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    ThreadLimit c(1);
     one = AllRows(s, g, counters);
   }
   {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 4);
+    ThreadLimit c(4);
     four = AllRows(s, g, counters);
   }
   EXPECT_EQ(one, four);

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "scene/patch.h"
-#include "test_scenes.h"
+#include "tests/test_scenes.h"
 #include "util/error.h"
 
 namespace rad {

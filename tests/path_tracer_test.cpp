@@ -3,7 +3,6 @@
 // factors; plus independence of the thread count.
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <tbb/global_control.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "dense_solve.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
@@ -22,8 +20,10 @@
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "solver/radiosity_solver.h"
-#include "test_scenes.h"
+#include "tests/dense_solve.h"
+#include "tests/test_scenes.h"
 #include "util/error.h"
+#include "util/thread_limit.h"
 
 namespace rad {
 namespace {
@@ -95,11 +95,11 @@ TEST(PathTracer, ImageDoesNotDependOnThreads) {
   const Scene furnace = FurnaceCube();
   Image one, two;
   {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+    ThreadLimit limit(1);
     one = Render(furnace, PathTraceSettings(), 16, 2);
   }
   {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 3);
+    ThreadLimit limit(3);
     two = Render(furnace, PathTraceSettings(), 16, 2);
   }
   ASSERT_EQ(one.rgb.size(), two.rgb.size());
@@ -236,11 +236,11 @@ TEST(PathTracer, PatchEstimatesDoNotDependOnThreads) {
   RayCounts rays;
   PatchEstimates one, three;
   {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+    ThreadLimit limit(1);
     one = EstimatePatches(MPI_COMM_WORLD, tracer, patches, 16, 9, &rays, false);
   }
   {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 3);
+    ThreadLimit limit(3);
     three = EstimatePatches(MPI_COMM_WORLD, tracer, patches, 16, 9, &rays, false);
   }
   EXPECT_EQ(one.radiance, three.radiance);

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "image_io.h"
-#include "temp_file.h"
-#include "ply_writer.h"
+#include "io/ply_writer.h"
+#include "render/image.h"
+#include "tests/temp_file.h"
 #include "util/error.h"
 
 namespace rad {

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "exact_rectangles.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
@@ -18,8 +17,9 @@
 #include "scene/patch.h"
 #include "scene/polygon_repair.h"
 #include "scene/scene.h"
-#include "temp_file.h"
-#include "test_scenes.h"
+#include "tests/exact_rectangles.h"
+#include "tests/temp_file.h"
+#include "tests/test_scenes.h"
 #include "util/error.h"
 #include "util/timers.h"
 

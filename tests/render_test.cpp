@@ -1,7 +1,6 @@
 #include <embree3/rtcore.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <tbb/global_control.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -17,9 +16,10 @@
 #include "render/radiosity_renderer.h"
 #include "render/smooth_mesh.h"
 #include "scene/patch.h"
-#include "test_scenes.h"
+#include "tests/test_scenes.h"
 #include "util/embree_util.h"
 #include "util/error.h"
+#include "util/thread_limit.h"
 
 namespace rad {
 namespace {
@@ -411,14 +411,13 @@ RTCRayHit HitFromAbove(RTCScene scene, double x, double y) {
 // (1-u)(1-v) v0 + u(1-v) v1 + uv v2 + (1-u)v v3, and a quad (v0, v1, v2, v2) is the triangle with barycentric
 // (u, v) on v1, v2.
 TEST(Render, EmbreeQuadUvConvention) {
-  RTCDevice device = NewEmbreeDevice();
-  RTCScene scene = rtcNewScene(device);
+  RTCScene scene = rtcNewScene(EmbreeDevice());
   const float vertices[][3] = {
       {0, 0, 0},   {2, 0.5f, 0},  {2.3f, 1.5f, 0}, {0.3f, 1, 0},  // parallelogram
       {3, 0, 0},   {5, 0.2f, 0},  {5.5f, 2, 0},    {3.2f, 1, 0},  // general convex quad
       {6, 0, 0},   {8, 0.5f, 0},  {6.5f, 2, 0},    {6.5f, 2, 0},  // triangle, third corner repeated
   };
-  RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_QUAD);
+  RTCGeometry geom = rtcNewGeometry(EmbreeDevice(), RTC_GEOMETRY_TYPE_QUAD);
   auto *vb = static_cast<float *>(
       rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float), 12));
   auto *ib = static_cast<unsigned *>(
@@ -466,7 +465,6 @@ TEST(Render, EmbreeQuadUvConvention) {
     EXPECT_NEAR(h.hit.v, 0.2, 1e-5);
   }
   rtcReleaseScene(scene);
-  rtcReleaseDevice(device);
 }
 
 Camera LookAt(Vec3 from, Vec3 to, double fovYDeg, int width, int height) {
@@ -599,11 +597,11 @@ TEST(Render, ImageDoesNotDependOnThreadCountButOnSeed) {
   for (Shading shading : {Shading::kFlat, Shading::kSmooth}) {
     Image one, two;
     {
-      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+      ThreadLimit limit(1);
       one = Render(patches, b, c, shading, 4);
     }
     {
-      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+      ThreadLimit limit(2);
       two = Render(patches, b, c, shading, 4);
     }
     ASSERT_EQ(one.rgb.size(), two.rgb.size());

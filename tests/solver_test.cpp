@@ -1,18 +1,18 @@
 // The radiosity solver against exact answers: the white furnace (B = E / (1 - rho) in a closed box) and a
 // dense direct solve (LU with partial pivoting) of the same system; divergence and non-convergence are reported.
 #include <gtest/gtest.h>
-#include <tbb/global_control.h>
 
 #include <cmath>
 #include <numeric>
 
-#include "dense_solve.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
 #include "scene/scene.h"
 #include "solver/radiosity_solver.h"
+#include "tests/dense_solve.h"
 #include "util/error.h"
+#include "util/thread_limit.h"
 
 namespace rad {
 namespace {
@@ -82,11 +82,11 @@ TEST(Solver, SameBitsForAnyThreadCount) {
   const System s = FormFactorsOf("meshes/cornell_sphere.obj", 1);
   SolverResult one, two;
   {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+    ThreadLimit limit(1);
     one = Solve(s.local, SolverMethod::kGaussSeidel, 1e-10);
   }
   {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+    ThreadLimit limit(2);
     two = Solve(s.local, SolverMethod::kGaussSeidel, 1e-10);
   }
   EXPECT_EQ(one.iterations, two.iterations);

@@ -1,16 +1,15 @@
 // Occlusion: shafts, shadow rays with Embree, and the random numbers behind them.
 #include <gtest/gtest.h>
 
-#include <tbb/global_control.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/pair.h"
 #include "formfactor/visibility.h"
-#include "test_scenes.h"
+#include "tests/test_scenes.h"
 #include "util/rng.h"
+#include "util/thread_limit.h"
 
 namespace rad {
 namespace {
@@ -126,11 +125,11 @@ TEST(Visibility, RowsDoNotDependOnThreadCount) {
   PhaseTimers timers;
   FormFactorCounters counters;
   {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 1);
+    ThreadLimit c(1);
     ComputeRowsCpu(g, embree, rows, RaysOptions(), one, timers, counters, false);
   }
   {
-    tbb::global_control c(tbb::global_control::max_allowed_parallelism, 4);
+    ThreadLimit c(4);
     ComputeRowsCpu(g, embree, rows, RaysOptions(), two, timers, counters, false);
   }
   EXPECT_EQ(one, two);

@@ -2,7 +2,6 @@
 // the accelerations' error bounds, and the pieces (Halton points, bounded geometry term, option checks).
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <tbb/global_control.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +13,7 @@
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "util/error.h"
+#include "util/thread_limit.h"
 #include "util/timers.h"
 #include "vpl/halton.h"
 #include "vpl/vpl_lights.h"
@@ -157,11 +157,11 @@ TEST(Vpl, SameImageForOneAndTwoThreads) {
     o.samplesPerPixel = mode == 0 ? 2 : 1;
     Image one, two;
     {
-      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+      ThreadLimit limit(1);
       one = Render(patches, CornellCamera(20), o);
     }
     {
-      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 2);
+      ThreadLimit limit(2);
       two = Render(patches, CornellCamera(20), o);
     }
     ASSERT_EQ(one.rgb.size(), two.rgb.size());

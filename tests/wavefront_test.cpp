@@ -10,7 +10,6 @@
 // agree in the mean.
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <tbb/global_control.h>
 
 #include <algorithm>
 #include <cmath>
@@ -25,10 +24,11 @@
 #include "render/camera.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
+#include "util/thread_limit.h"
 
 #ifdef RAD_HAVE_CUDA
-#include "device_info.h"
-#include "gpu_path_tracer.h"
+#include "cuda/device_info.h"
+#include "cuda/gpu_path_tracer.h"
 #endif
 
 namespace rad {
@@ -131,11 +131,11 @@ TEST(WavefrontHost, BatchesAndThreadsDoNotChangeTheResult) {
   RayCounts rays;
   Image one, many;
   {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 1);
+    ThreadLimit limit(1);
     one = wavefront.Render(MPI_COMM_WORLD, camera, 3, 4, 1 << 20, &rays);
   }
   {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, 3);
+    ThreadLimit limit(3);
     many = wavefront.Render(MPI_COMM_WORLD, camera, 3, 4, 37, &rays);  // 12 pixels a batch, the last one short
   }
   ASSERT_EQ(one.rgb.size(), many.rgb.size());

@@ -9,10 +9,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "formfactor/distribution.h"
 #include "formfactor/sampling.h"
 #include "scene/patch.h"
 #include "solver/radiosity_solver.h"
+#include "util/decomposition.h"
 #include "util/rng.h"
 
 namespace bench {

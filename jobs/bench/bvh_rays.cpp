@@ -6,7 +6,6 @@
 //   radiosity_bench_bvh SCENE.obj SUBDIV RAYS THREADS
 #include <embree3/rtcore.h>
 #include <mpi.h>
-#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
 #include <atomic>
@@ -16,17 +15,18 @@
 
 #include "accel/bvh_builder.h"
 #include "accel/bvh_traversal.h"
-#include "bench_inputs.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/sampling.h"
+#include "jobs/bench/bench_inputs.h"
 #include "scene/patch.h"
 #include "util/embree_util.h"
 #include "util/rng.h"
+#include "util/thread_limit.h"
 #include "util/timers.h"
 
 #ifdef RAD_HAVE_CUDA
-#include "bvh_trace_batch.h"
-#include "device_info.h"
+#include "cuda/bvh_trace_batch.h"
+#include "cuda/device_info.h"
 #endif
 
 namespace {
@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
   const rad::Scene scene = rad::LoadScene(argv[1]);
   const auto patches = rad::MakePatches(scene, std::atoi(argv[2]));
   const long long rays = std::atoll(argv[3]);
-  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, size_t(std::atoi(argv[4])));
+  rad::ThreadLimit threads(std::atoi(argv[4]));
 
   // The rays of radiosity_bench_embree, kept as segment end points.
   std::vector<rad::Vec3> from(static_cast<size_t>(rays)), to(static_cast<size_t>(rays));

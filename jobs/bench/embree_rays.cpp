@@ -3,18 +3,18 @@
 // the same Embree scene and the given number of threads. Prints rays per second.
 //   radiosity_bench_embree SCENE.obj SUBDIV RAYS THREADS
 #include <mpi.h>
-#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 
-#include "bench_inputs.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/sampling.h"
+#include "jobs/bench/bench_inputs.h"
 #include "scene/patch.h"
 #include "util/rng.h"
+#include "util/thread_limit.h"
 #include "util/timers.h"
 
 int main(int argc, char **argv) {
@@ -26,7 +26,7 @@ int main(int argc, char **argv) {
   const rad::Scene scene = rad::LoadScene(argv[1]);
   const auto patches = rad::MakePatches(scene, std::atoi(argv[2]));
   const long long rays = std::atoll(argv[3]);
-  tbb::global_control threads(tbb::global_control::max_allowed_parallelism, size_t(std::atoi(argv[4])));
+  rad::ThreadLimit threads(std::atoi(argv[4]));
   rad::EmbreeScene embree(scene);
   std::atomic<long long> blocked{0};
   const double start = rad::Now();

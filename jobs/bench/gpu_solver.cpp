@@ -18,14 +18,14 @@
 #include <type_traits>
 #include <vector>
 
-#include "bench_inputs.h"
+#include "cuda/cuda_check.h"
+#include "cuda/device_info.h"
+#include "cuda/device_select.h"
+#include "cuda/gpu_solver.h"
+#include "jobs/bench/bench_inputs.h"
 #include "pipeline/execution.h"
-#include "cuda_check.h"
-#include "device_info.h"
-#include "device_select.h"
-#include "formfactor/distribution.h"
-#include "gpu_solver.h"
 #include "solver/radiosity_solver.h"
+#include "util/decomposition.h"
 #include "util/error.h"
 #include "util/rng.h"
 #include "util/timers.h"

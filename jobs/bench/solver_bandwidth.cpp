@@ -4,7 +4,6 @@
 // sweep does not depend on them), distributed cyclically as in the real runs.
 //   mpirun -n P radiosity_bench_solver N [SWEEPS] [double|float]
 #include <mpi.h>
-#include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
 
@@ -15,11 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "bench_inputs.h"
+#include "jobs/bench/bench_inputs.h"
 #include "pipeline/execution.h"
-#include "formfactor/distribution.h"
 #include "solver/radiosity_solver.h"
+#include "util/decomposition.h"
 #include "util/rng.h"
+#include "util/thread_limit.h"
 #include "util/timers.h"
 
 namespace {
@@ -39,7 +39,7 @@ template <typename T>
 void Bench(long long n, int sweeps, const char *precision) {
   const int rank = rad::WorldRank(), size = rad::WorldSize();
   const int threads = rad::DefaultThreadsPerRank(0);
-  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, size_t(threads));
+  rad::ThreadLimit limit(threads);
   std::vector<T> f;
   const rad::LocalSystem s = bench::SyntheticSystem(n, rank, size, f);
   const size_t m = s.rows.size(), count = f.size();

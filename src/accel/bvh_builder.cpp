@@ -245,8 +245,7 @@ FlatBvh BuildBvh(const std::vector<BvhTriangle> &triangles, BvhQuality quality) 
     p.primID = unsigned(i);
   }
 
-  RTCDevice device = NewEmbreeDevice();
-  RTCBVH bvh = rtcNewBVH(device);
+  RTCBVH bvh = rtcNewBVH(EmbreeDevice());
   RTCBuildArguments args = rtcDefaultBuildArguments();
   args.byteSize = sizeof(args);
   args.buildQuality = splits ? RTC_BUILD_QUALITY_HIGH : RTC_BUILD_QUALITY_MEDIUM;
@@ -274,7 +273,6 @@ FlatBvh BuildBvh(const std::vector<BvhTriangle> &triangles, BvhQuality quality) 
   RAD_CHECK(root != nullptr, "rtcBuildBVH returned no tree");
   FlatBvh out = Flatten(root, triangles);
   rtcReleaseBVH(bvh);
-  rtcReleaseDevice(device);
   // Traversal keeps one pending child per level on its stack.
   RAD_CHECK(out.depth <= kBvhStackSize,
             "BuildBvh: tree depth " + std::to_string(out.depth) + " exceeds the traversal stack");

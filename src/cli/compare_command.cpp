@@ -7,8 +7,8 @@
 #include "cli/commands.h"
 #include "pipeline/outputs.h"
 #include "util/agree.h"
+#include "util/atomic_file.h"
 #include "validate/compare.h"
-#include "validate/validation_report.h"
 
 namespace rad {
 
@@ -23,7 +23,7 @@ int RunCompare(const CompareOptions &o) {
     if (o.json == "-") {
       std::printf("%s\n", j.dump(2).c_str());
     } else {
-      if (!o.json.empty()) WriteFileAtomically(o.json, j.dump(2) + "\n");
+      if (!o.json.empty()) WriteFileAtomically(o.json, j.dump(2) + "\n", "the JSON file");
       std::fputs(text.c_str(), stdout);
     }
     std::fflush(stdout);

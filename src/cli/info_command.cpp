@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "pipeline/outputs.h"
 #include "pipeline/execution.h"
-#include "radiosity_file_reader.h"
+#include "io/radiosity_file_reader.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
 

@@ -9,11 +9,10 @@
 namespace rad {
 
 EmbreeScene::EmbreeScene(const Scene &scene) {
-  device_ = NewEmbreeDevice();
-  scene_ = rtcNewScene(device_);
+  scene_ = rtcNewScene(EmbreeDevice());
   rtcSetSceneBuildQuality(scene_, RTC_BUILD_QUALITY_HIGH);
 
-  RTCGeometry geom = NewFaceTriangles(device_, scene);
+  RTCGeometry geom = NewFaceTriangles(scene);
   rtcCommitGeometry(geom);
   rtcAttachGeometry(scene_, geom);
   rtcReleaseGeometry(geom);
@@ -22,7 +21,6 @@ EmbreeScene::EmbreeScene(const Scene &scene) {
 
 EmbreeScene::~EmbreeScene() {
   if (scene_) rtcReleaseScene(scene_);
-  if (device_) rtcReleaseDevice(device_);
 }
 
 bool EmbreeScene::SegmentOccluded(Vec3 from, Vec3 to) const {

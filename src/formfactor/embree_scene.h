@@ -23,7 +23,6 @@ class EmbreeScene {
   RTCScene Handle() const { return scene_; }
 
  private:
-  RTCDevice device_ = nullptr;
   RTCScene scene_ = nullptr;
 };
 

@@ -10,14 +10,7 @@
 
 namespace rad {
 
-int RowOwners::OwnerOf(long long row) const {
-  if (distribution == Distribution::kCyclic) return int(row % ranks);
-  // Block: rank r holds [n r / P, n (r + 1) / P).
-  int r = int(std::min<long long>(ranks - 1, row * ranks / std::max(1LL, patchCount)));
-  while (r + 1 < ranks && patchCount * (r + 1) / ranks <= row) ++r;
-  while (r > 0 && patchCount * r / ranks > row) --r;
-  return r;
-}
+int RowOwners::OwnerOf(long long row) const { return rad::OwnerOf(row, patchCount, ranks, distribution); }
 
 template <typename T>
 ReverseEntries<T>::ReverseEntries(const RowOwners &owners, int rank, const std::vector<long long> &rows)

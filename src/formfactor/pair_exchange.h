@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "formfactor/distribution.h"
+#include "util/decomposition.h"
 
 namespace rad {
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "render/pixel_kernels.h"
+#include "util/decomposition.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
 #include "util/progress.h"
@@ -45,7 +46,7 @@ PatchEstimates EstimatePatches(MPI_Comm comm, const PathTracer &tracer, const st
   const long long n = (long long)patches.size();
   const int k = pointsPerPatch;
   const int strata = int(std::lround(std::sqrt(double(k))));
-  const long long mine = rank < n ? (n - rank + ranks - 1) / ranks : 0;
+  const long long mine = CyclicCount(n, rank, ranks);
 
   // [mean (3N) | standard error (3N)], 0 for other ranks' patches, so that the sum over ranks is exact.
   std::vector<double> values(6 * size_t(n), 0.0);
@@ -56,7 +57,7 @@ PatchEstimates EstimatePatches(MPI_Comm comm, const PathTracer &tracer, const st
     RayCounts local;
     std::vector<Vec3> samples(static_cast<size_t>(k));
     for (long long r = block.begin(); r != block.end(); ++r) {
-      const long long i = rank + r * ranks;
+      const long long i = CyclicItem(r, rank, ranks);
       const Patch &p = patches[size_t(i)];
       for (int s = 0; s < k; ++s) {
         double u, v, weight;

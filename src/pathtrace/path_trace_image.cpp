@@ -12,6 +12,7 @@
 
 #include "render/pixel_kernels.h"
 #include "render/radiosity_renderer.h"
+#include "util/decomposition.h"
 #include "util/error.h"
 #include "util/progress.h"
 
@@ -35,7 +36,7 @@ Image RenderPathTraced(MPI_Comm comm, const PathTracer &tracer, const Camera &ca
   const int width = camera.width, height = camera.height, samples = samplesPerPixel;
   const int strata = int(std::lround(std::sqrt(double(samples))));
   const CameraFrame frame = MakeCameraFrame(camera);
-  const int myRows = RowsOfRank(height, rank, ranks);
+  const int myRows = CyclicCount(height, rank, ranks);
 
   // Every pixel is written by exactly one rank and is 0 elsewhere, so the sum in ReduceImage is exact.
   std::vector<float> rgb(values, 0.0f);
@@ -46,7 +47,7 @@ Image RenderPathTraced(MPI_Comm comm, const PathTracer &tracer, const Camera &ca
     RayCounts local;
     std::vector<Vec3> values(static_cast<size_t>(samples));
     for (int r = block.begin(); r != block.end(); ++r) {
-      const int y = rank + r * ranks;
+      const int y = CyclicItem(r, rank, ranks);
       for (int x = 0; x < width; ++x) {
         const uint64_t pixel = uint64_t(y) * uint64_t(width) + uint64_t(x);
         for (int s = 0; s < samples; ++s) {

@@ -7,9 +7,9 @@
 
 #include <cstdint>
 
-#include "image_io.h"
 #include "pathtrace/path_tracer.h"
 #include "render/camera.h"
+#include "render/image.h"
 
 namespace rad {
 

@@ -49,16 +49,15 @@ Vec3 PointOnPatch(const Vec3 *c, int count, double u, double v, double *weight) 
 
 PathTracer::PathTracer(const Scene &scene, const PathTraceSettings &settings)
     : scene_(scene), settings_(settings), physics_(MakePathScene(scene)), view_(physics_.View()) {
-  device_ = NewEmbreeDevice();
-  RAD_CHECK(rtcGetDeviceProperty(device_, RTC_DEVICE_PROPERTY_FILTER_FUNCTION_SUPPORTED) != 0,
+  RAD_CHECK(rtcGetDeviceProperty(EmbreeDevice(), RTC_DEVICE_PROPERTY_FILTER_FUNCTION_SUPPORTED) != 0,
             "this Embree build has no filter functions, which the path tracer needs");
-  rtcScene_ = rtcNewScene(device_);
+  rtcScene_ = rtcNewScene(EmbreeDevice());
   // Robust mode: no rays slip through the shared edges of neighbouring triangles and polygons.
   rtcSetSceneFlags(rtcScene_, RTC_SCENE_FLAG_ROBUST);
   rtcSetSceneBuildQuality(rtcScene_, RTC_BUILD_QUALITY_HIGH);
 
   // The same triangles, in the same order, as NewFaceTriangles makes: triangle t belongs to faceOfTriangle_[t].
-  RTCGeometry geom = NewFaceTriangles(device_, scene);
+  RTCGeometry geom = NewFaceTriangles(scene);
   for (size_t fi = 0; fi < scene.faces.size(); ++fi)
     faceOfTriangle_.insert(faceOfTriangle_.end(), FaceTriangleCount(scene.faces[fi]), int(fi));
   rtcSetGeometryIntersectFilterFunction(geom, SkipFacesFilter);
@@ -71,7 +70,6 @@ PathTracer::PathTracer(const Scene &scene, const PathTraceSettings &settings)
 
 PathTracer::~PathTracer() {
   if (rtcScene_) rtcReleaseScene(rtcScene_);
-  if (device_) rtcReleaseDevice(device_);
 }
 
 PathTracer::Hit PathTracer::Intersect(Vec3 origin, Vec3 direction, int skip, RayCounts &rays, bool primary) const {

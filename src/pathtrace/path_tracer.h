@@ -82,7 +82,6 @@ class PathTracer {
   PathScene physics_;
   PathSceneView view_;
   std::vector<int> faceOfTriangle_;   // Embree primitive -> face
-  RTCDevice device_ = nullptr;
   RTCScene rtcScene_ = nullptr;
 };
 

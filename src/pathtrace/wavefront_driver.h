@@ -19,12 +19,13 @@
 #include <utility>
 #include <vector>
 
-#include "image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_trace_image.h"
 #include "pathtrace/path_tracer.h"
 #include "pathtrace/wavefront_stages.h"
+#include "render/image.h"
 #include "render/radiosity_renderer.h"
+#include "util/decomposition.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
 #include "util/progress.h"
@@ -120,14 +121,14 @@ std::vector<float> TraceImageShare(Backend &backend, WavefrontJob base, const Ca
   SetWavefrontSource(PathSource::kCamera, samplesPerPixel, seed, rank, ranks, base);
   base.frame = MakeCameraFrame(camera);
   const int width = camera.width;
-  const long long items = (long long)RowsOfRank(camera.height, rank, ranks) * width;
+  const long long items = (long long)CyclicCount(camera.height, rank, ranks) * width;
   std::vector<float> rgb(3 * size_t(width) * size_t(camera.height), 0.0f);
   Progress progress("path trace", items, showProgress && rank == 0);
   rays = RunWavefront(backend, base, items, pathsPerBatch, progress,
                       [&](long long first, int count, const double *results) {
     for (int j = 0; j < count; ++j) {
       const long long item = first + j;
-      const long long y = rank + (item / width) * ranks, x = item % width;
+      const long long y = CyclicItem(item / width, rank, ranks), x = item % width;
       for (int c = 0; c < 3; ++c) rgb[3 * size_t(y * width + x) + size_t(c)] = float(results[6 * j + c]);
     }
   });
@@ -145,13 +146,13 @@ std::vector<double> EstimatePatchShare(Backend &backend, WavefrontJob base, long
   CheckPatchEstimates(patchCount, pointsPerPatch);
   SetWavefrontSource(PathSource::kPatch, pointsPerPatch, seed, rank, ranks, base);
   const long long n = patchCount;
-  const long long mine = rank < n ? (n - rank + ranks - 1) / ranks : 0;
+  const long long mine = CyclicCount(n, rank, ranks);
   std::vector<double> values(6 * size_t(n), 0.0);
   Progress progress("patch estimates", mine, showProgress && rank == 0);
   rays = RunWavefront(backend, base, mine, pathsPerBatch, progress,
                       [&](long long first, int count, const double *results) {
     for (int j = 0; j < count; ++j) {
-      const long long i = rank + (first + j) * ranks;
+      const long long i = CyclicItem(first + j, rank, ranks);
       for (int c = 0; c < 3; ++c) {
         values[3 * size_t(i) + size_t(c)] = results[6 * j + c];
         values[3 * size_t(n + i) + size_t(c)] = results[6 * j + 3 + c];

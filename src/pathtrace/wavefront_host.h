@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "accel/bvh.h"
-#include "image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_scene.h"
 #include "pathtrace/path_tracer.h"
 #include "pathtrace/wavefront_stages.h"
 #include "render/camera.h"
+#include "render/image.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 

@@ -28,6 +28,7 @@
 #include "pathtrace/path_physics.h"
 #include "render/pixel_kernels.h"
 #include "scene/patch.h"
+#include "util/decomposition.h"
 #include "util/hd.h"
 
 namespace rad {
@@ -111,7 +112,7 @@ RAD_HD RAD_INLINE void StartPath(const WavefrontJob &job, int k) {
   p = WavefrontPath();
   if (job.source == PathSource::kCamera) {
     const int width = job.frame.width;
-    const int y = job.rank + int(item / width) * job.ranks, x = int(item % width);
+    const int y = CyclicItem(int(item / width), job.rank, job.ranks), x = int(item % width);
     const uint64_t pixel = uint64_t(y) * uint64_t(width) + uint64_t(x);
     double dx, dy;
     SampleOffset(job.seed, pixel, s, job.samples, job.strata, dx, dy, kPathJitterStream);
@@ -122,7 +123,7 @@ RAD_HD RAD_INLINE void StartPath(const WavefrontJob &job, int k) {
     wavefront_detail::Push(job.nextRays, job.counts, k);
     return;
   }
-  const long long i = job.rank + item * job.ranks;
+  const long long i = CyclicItem(item, job.rank, job.ranks);
   const Patch &patch = job.patches[i];
   double u, v;
   SampleOffset(job.seed, uint64_t(i), s, job.samples, job.strata, u, v, kPatchPointStream);

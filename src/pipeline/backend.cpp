@@ -7,8 +7,8 @@
 
 #include "accel/bvh_builder.h"
 #include "formfactor/embree_scene.h"
-#include "pipeline/path_trace_backend.h"
 #include "pathtrace/path_trace_image.h"
+#include "pipeline/path_trace_backend.h"
 #include "util/agree.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
@@ -16,12 +16,12 @@
 // The one switch on CUDA outside cuda/: the headers of cuda/ are plain C++ and includable anywhere, but their
 // functions exist only when cuda/ is built.
 #ifdef RAD_HAVE_CUDA
-#include "device_info.h"
-#include "device_select.h"
-#include "gpu_form_factors.h"
-#include "gpu_path_tracer.h"
-#include "gpu_renderer.h"
-#include "gpu_solver.h"
+#include "cuda/device_info.h"
+#include "cuda/device_select.h"
+#include "cuda/gpu_form_factors.h"
+#include "cuda/gpu_path_tracer.h"
+#include "cuda/gpu_renderer.h"
+#include "cuda/gpu_solver.h"
 #define RAD_GPU(call) call
 #define RAD_CUDA_COMPILED_IN true
 #else

@@ -6,9 +6,9 @@
 #include <limits>
 
 #include "formfactor/pair_exchange.h"
-#include "pipeline/outputs.h"
 #include "formfactor/visible_region.h"
-#include "raw_matrix.h"
+#include "io/raw_matrix.h"
+#include "pipeline/outputs.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
 

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "formfactor/cpu_form_factors.h"
-#include "formfactor/distribution.h"
 #include "formfactor/geometry.h"
+#include "io/radiosity_file.h"
 #include "pipeline/execution.h"
 #include "pipeline/scene_input.h"
-#include "radiosity_file.h"
 #include "scene/scene.h"
+#include "util/decomposition.h"
 #include "util/memory_budget.h"
 #include "util/timers.h"
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <fstream>
 
+#include "io/sparse_rows.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
-#include "sparse_rows.h"
 #include "util/agree.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
@@ -21,7 +21,7 @@ BeforeReadingRows CheckMemoryBeforeReading(const std::string &path, const std::s
     MemoryRequest request;
     request.what = path;
     request.patches = read.patches;
-    request.rows = (long long)OwnedRows(read.patches, rank, size, distribution).size();
+    request.rows = OwnedCount(read.patches, rank, size, distribution);
     request.model = extra;
     request.model.bytesPerEntry = read.storedAsFloat ? 4 : 8;
     // The patches and the solver's vectors; a sparse file's row pointers and the blocks it is read in.

@@ -5,10 +5,10 @@
 
 #include <string>
 
+#include "io/formfactor_input.h"
 #include "pipeline/scene_input.h"
-#include "formfactor/distribution.h"
-#include "formfactor_input.h"
 #include "scene/patch.h"
+#include "util/decomposition.h"
 #include "util/memory_budget.h"
 
 namespace rad {

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "image_io.h"
+#include "io/image_io.h"
 #include "pipeline/execution.h"
 #include "util/agree.h"
 #include "util/error.h"

@@ -9,11 +9,11 @@
 #include <memory>
 #include <vector>
 
-#include "pipeline/backend.h"
-#include "image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_tracer.h"
+#include "pipeline/backend.h"
 #include "render/camera.h"
+#include "render/image.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 

@@ -7,10 +7,10 @@
 
 #include "pipeline/outputs.h"
 #include "pipeline/path_trace_backend.h"
-#include "image_io.h"
+#include "io/image_io.h"
 #include "pathtrace/patch_estimates.h"
 #include "pathtrace/path_tracer.h"
-#include "radiosity_file.h"
+#include "io/radiosity_file.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "util/agree.h"

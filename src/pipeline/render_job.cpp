@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "pipeline/outputs.h"
-#include "formfactor_input.h"
-#include "radiosity_file_reader.h"
+#include "io/formfactor_input.h"
+#include "io/radiosity_file_reader.h"
 #include "util/agree.h"
 #include "util/error.h"
 #include "util/mpi_check.h"

@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "io/image_io.h"
+#include "io/ply_writer.h"
 #include "pipeline/execution.h"
 #include "pipeline/outputs.h"
-#include "image_io.h"
-#include "ply_writer.h"
 #include "render/radiosity_renderer.h"
 #include "render/smooth_mesh.h"
 #include "util/agree.h"

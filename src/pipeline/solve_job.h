@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "formfactor/distribution.h"
+#include "util/decomposition.h"
 #include "pipeline/execution.h"
 #include "pipeline/scene_input.h"
 #include "pipeline/solve_stage.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "io/radiosity_file.h"
 #include "pipeline/backend.h"
-#include "radiosity_file.h"
 #include "scene/patch.h"
 #include "solver/radiosity_solver.h"
 #include "util/timers.h"

@@ -11,13 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "image_io.h"
+#include "io/image_io.h"
 #include "pathtrace/path_tracer.h"
 #include "pipeline/outputs.h"
 #include "pipeline/path_trace_backend.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "util/agree.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
 #include "util/timers.h"
@@ -66,7 +67,7 @@ void DrawPlot(const std::string &dir, const std::string &python, ValidationRepor
     for (char c : s) q += (c == '\'') ? std::string("'\\''") : std::string(1, c);
     return q + "'";
   };
-  const std::string partial = plot + ".partial";
+  const std::string partial = PartialPath(plot);
   const std::string command = quote(python) + " " + quote(In(dir, vf::kPlotScript)) + " " + quote(partial) +
                               " >/dev/null 2>&1";
   const int status = std::system(command.c_str());
@@ -75,8 +76,7 @@ void DrawPlot(const std::string &dir, const std::string &python, ValidationRepor
     report.plotNote = python + " could not draw it (matplotlib missing?)";
     return;
   }
-  std::filesystem::rename(partial, plot, ec);
-  if (ec) {
+  if (!CommitPartial(plot).empty()) {
     report.plotNote = "could not rename " + partial;
     return;
   }

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "pipeline/outputs.h"
-#include "image_io.h"
+#include "io/image_io.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "util/agree.h"

@@ -12,6 +12,7 @@
 
 #include "render/smooth_mesh.h"
 #include "scene/embree_geometry.h"
+#include "util/decomposition.h"
 #include "util/error.h"
 #include "util/embree_util.h"
 #include "util/rng.h"
@@ -26,24 +27,21 @@ namespace {
 class PatchScene {
  public:
   PatchScene(const std::vector<Patch> &patches, Vec3 origin) {
-    device_ = NewEmbreeDevice();
-    scene_ = rtcNewScene(device_);
+    scene_ = rtcNewScene(EmbreeDevice());
     // Robust mode: no rays slip through the shared edges of neighbouring patches (black speckles otherwise).
     rtcSetSceneFlags(scene_, RTC_SCENE_FLAG_ROBUST);
     rtcSetSceneBuildQuality(scene_, RTC_BUILD_QUALITY_HIGH);
-    AttachPatchQuads(device_, scene_, patches, origin);
+    AttachPatchQuads(scene_, patches, origin);
     rtcCommitScene(scene_);
   }
   ~PatchScene() {
     if (scene_) rtcReleaseScene(scene_);
-    if (device_) rtcReleaseDevice(device_);
   }
   PatchScene(const PatchScene &) = delete;
   PatchScene &operator=(const PatchScene &) = delete;
   RTCScene Handle() const { return scene_; }
 
  private:
-  RTCDevice device_ = nullptr;
   RTCScene scene_ = nullptr;
 };
 
@@ -102,8 +100,6 @@ void CheckRenderInputs(const std::vector<Patch> &patches, const std::vector<doub
   RAD_CHECK(values <= size_t(std::numeric_limits<int>::max()), "RenderRadiosity: image too large for MPI_Reduce");
 }
 
-int RowsOfRank(int height, int rank, int ranks) { return rank < height ? (height - rank + ranks - 1) / ranks : 0; }
-
 Image ReduceImage(MPI_Comm comm, int width, int height, std::vector<float> rgb) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -134,9 +130,9 @@ Image RenderRadiosity(MPI_Comm comm, const std::vector<Patch> &patches, const st
 
   // Every pixel is written by exactly one rank and is 0 elsewhere, so the sum in ReduceImage is exact.
   std::vector<float> rgb(3 * size_t(width) * size_t(height), 0.0f);
-  tbb::parallel_for(tbb::blocked_range<int>(0, RowsOfRank(height, rank, ranks)), [&](const tbb::blocked_range<int> &rows) {
+  tbb::parallel_for(tbb::blocked_range<int>(0, CyclicCount(height, rank, ranks)), [&](const tbb::blocked_range<int> &rows) {
     for (int r = rows.begin(); r != rows.end(); ++r) {
-      const int y = rank + r * ranks;
+      const int y = CyclicItem(r, rank, ranks);
       for (int x = 0; x < width; ++x) {
         const uint64_t pixel = uint64_t(y) * uint64_t(width) + uint64_t(x);
         double sum[3] = {0, 0, 0};

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "image_io.h"
 #include "render/camera.h"
+#include "render/image.h"
 #include "render/pixel_kernels.h"
 #include "render/smooth_mesh.h"
 #include "scene/patch.h"
@@ -39,8 +39,6 @@ void CheckRenderInputs(const std::vector<Patch> &patches, const std::vector<doub
 // Host pointers into the patches, the radiance and (smooth shading) the mesh, which must outlive the view.
 ShadingView MakeShadingView(const std::vector<Patch> &patches, const std::vector<double> &radiance,
                             const SmoothMesh *mesh);
-// Rows y = rank, rank + ranks, ... are this rank's; how many there are.
-int RowsOfRank(int height, int rank, int ranks);
 // Sums every rank's pixels (each pixel is non-zero on one rank only, so the sum is exact) onto rank 0.
 Image ReduceImage(MPI_Comm comm, int width, int height, std::vector<float> rgb);
 

@@ -3,18 +3,19 @@
 #include <limits>
 
 #include "scene/face_triangles.h"
+#include "util/embree_util.h"
 #include "util/error.h"
 
 namespace rad {
 
-RTCGeometry NewFaceTriangles(RTCDevice device, const Scene &scene) {
+RTCGeometry NewFaceTriangles(const Scene &scene) {
   size_t triangles = 0, vertices = 0;
   for (const Face &f : scene.faces) {
     triangles += FaceTriangleCount(f);
     vertices += f.corners.size();
   }
   RAD_CHECK(triangles <= size_t(std::numeric_limits<unsigned>::max()), "NewFaceTriangles: too many triangles");
-  RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_TRIANGLE);
+  RTCGeometry geom = rtcNewGeometry(EmbreeDevice(), RTC_GEOMETRY_TYPE_TRIANGLE);
   auto *vb = static_cast<float *>(
       rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float), vertices));
   auto *ib = static_cast<unsigned *>(
@@ -38,10 +39,10 @@ RTCGeometry NewFaceTriangles(RTCDevice device, const Scene &scene) {
   return geom;
 }
 
-void AttachPatchQuads(RTCDevice device, RTCScene scene, const std::vector<Patch> &patches, Vec3 origin) {
+void AttachPatchQuads(RTCScene scene, const std::vector<Patch> &patches, Vec3 origin) {
   RAD_CHECK(patches.size() <= std::numeric_limits<unsigned>::max() / 4, "AttachPatchQuads: too many patches");
   const size_t n = patches.size();
-  RTCGeometry geom = rtcNewGeometry(device, RTC_GEOMETRY_TYPE_QUAD);
+  RTCGeometry geom = rtcNewGeometry(EmbreeDevice(), RTC_GEOMETRY_TYPE_QUAD);
   auto *vb = static_cast<float *>(
       rtcSetNewGeometryBuffer(geom, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float), 4 * n));
   auto *ib = static_cast<unsigned *>(

@@ -12,13 +12,27 @@ void EmbreeErrorCallback(void *, RTCError code, const char *message) {
   RAD_FATAL("Embree error " + std::to_string(int(code)) + ": " + (message ? message : ""));
 }
 
+// Holds the device for the life of the process. Scenes still alive at exit keep Embree's own reference to it.
+class ProcessDevice {
+ public:
+  ProcessDevice() : device_(rtcNewDevice(nullptr)) {
+    if (!device_) RAD_FATAL("rtcNewDevice failed (error " + std::to_string(int(rtcGetDeviceError(nullptr))) + ")");
+    rtcSetDeviceErrorFunction(device_, EmbreeErrorCallback, nullptr);
+  }
+  ~ProcessDevice() { rtcReleaseDevice(device_); }
+  ProcessDevice(const ProcessDevice &) = delete;
+  ProcessDevice &operator=(const ProcessDevice &) = delete;
+  RTCDevice Get() const { return device_; }
+
+ private:
+  RTCDevice device_;
+};
+
 }  // namespace
 
-RTCDevice NewEmbreeDevice() {
-  RTCDevice device = rtcNewDevice(nullptr);
-  if (!device) RAD_FATAL("rtcNewDevice failed (error " + std::to_string(int(rtcGetDeviceError(nullptr))) + ")");
-  rtcSetDeviceErrorFunction(device, EmbreeErrorCallback, nullptr);
-  return device;
+RTCDevice EmbreeDevice() {
+  static const ProcessDevice device;  // thread-safe initialisation
+  return device.Get();
 }
 
 RTCRay MakeRay(Vec3 origin, Vec3 direction, float tnear, float tfar) {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "util/agree.h"
+#include "util/decomposition.h"
 #include "util/error.h"
 
 namespace rad {
@@ -216,8 +217,7 @@ double MemoryModel::RankBytes(long long n, long long rows, int ranks) const {
 }
 
 double MemoryModel::WorstRankBytes(long long n, int ranks) const {
-  const long long p = std::max(1, ranks);
-  return RankBytes(n, (n + p - 1) / p, ranks);
+  return RankBytes(n, MostRows(n, ranks), ranks);
 }
 
 MemoryAlternatives FindAlternatives(const MemoryRequest &request, int ranks, double available) {
@@ -275,7 +275,7 @@ std::string NotEnoughMemoryMessage(const MemoryRequest &request, int ranks, doub
                 "not enough memory: %lld patches on %d rank(s) need %.0f bytes per rank (%s, of which F %s as "
                 "%s), but %.0f bytes per rank are available (%s, %s); what would fit: ",
                 n, ranks, need, FormatBytes(need).c_str(),
-                FormatBytes(m.MatrixBytes(n, (n + std::max(1, ranks) - 1) / std::max(1, ranks))).c_str(),
+                FormatBytes(m.MatrixBytes(n, MostRows(n, ranks))).c_str(),
                 m.bytesPerEntry == 4 ? "float32" : "float64", available, FormatBytes(available).c_str(),
                 source.c_str());
   std::string line = (request.what.empty() ? std::string() : request.what + ": ") + text;

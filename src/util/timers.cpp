@@ -1,13 +1,28 @@
 #include "util/timers.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
 #include "util/error.h"
-#include "util/json.h"
 
 namespace rad {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A figure as a JSON number: a whole number (the counters) as an integer, "12" and not "12.0"; any other as the
+// shortest text that reads back as the same double; NaN and infinity as null.
+Json Number(double v) {
+  if (v == std::trunc(v) && std::fabs(v) < 1e17 && !(v == 0 && std::signbit(v))) return Json((long long)v);
+  return Json(v);
+}
+
+}  // namespace
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
@@ -69,30 +84,20 @@ void PhaseTimers::Report(MPI_Comm comm, const std::string &title, const std::str
   for (const auto &[k, v] : extra) std::fprintf(stderr, "  %-22s %s\n", k.c_str(), v.c_str());
   std::fflush(stderr);
   if (jsonPath.empty()) return;
-  JsonWriter json;
-  json.BeginObject();
-  json.Key("command").String(title);
-  json.Key("ranks").Number(size);
-  json.Key("phases").BeginArray();
+  Json json;
+  json["command"] = title;
+  json["ranks"] = size;
+  Json &phases = json["phases"] = Json::array();
   for (const auto &r : rows) {
-    json.BeginObject();
-    json.Key("name").String(r.phase);
-    json.Key("min").Number(r.min);
-    json.Key("avg").Number(r.avg);
-    json.Key("max").Number(r.max);
-    json.Key("share").Number(r.share);
-    json.EndObject();
+    phases.push_back({{"name", r.phase}, {"min", Number(r.min)}, {"avg", Number(r.avg)}, {"max", Number(r.max)},
+                      {"share", Number(r.share)}});
   }
-  json.EndArray();
-  json.Key("counters").BeginObject();
-  for (const auto &[name, value] : counters) json.Key(name).Number(value);
-  json.EndObject();
-  json.Key("parameters").BeginObject();
-  for (const auto &[k, v] : extra) json.Key(k).String(v);
-  json.EndObject();
-  json.EndObject();
+  Json &counterValues = json["counters"] = Json::object();
+  for (const auto &[name, value] : counters) counterValues[name] = Number(value);
+  Json &parameters = json["parameters"] = Json::object();
+  for (const auto &[k, v] : extra) parameters[k] = v;
   std::ofstream out(jsonPath);
-  out << json.str() << "\n";
+  out << json.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
   if (!out) std::fprintf(stderr, "radiosity: warning: could not write timings to %s\n", jsonPath.c_str());
 }
 

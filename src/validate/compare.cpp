@@ -8,9 +8,9 @@
 #include <fstream>
 #include <string>
 
-#include "hdf5_util.h"
-#include "image_io.h"
-#include "radiosity_file_reader.h"
+#include "io/hdf5_util.h"
+#include "io/image_io.h"
+#include "io/radiosity_file_reader.h"
 #include "util/error.h"
 #include "validate/image_metrics.h"
 #include "validate/patch_metrics.h"

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include "util/error.h"
@@ -260,26 +258,6 @@ std::string ReportHtml(const ValidationReport &r) {
   h += "<p>Numbers for scripts: <a href=\"" + std::string(vf::kMetrics) + "\">" + vf::kMetrics + "</a>.</p>\n";
   h += "</body>\n</html>\n";
   return h;
-}
-
-void WriteFileAtomically(const std::string &path, const std::string &content) {
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary);
-    out << content;
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(partial, ignored);
-      throw InputError(path + ": cannot write the file");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(partial, path, ec);
-  if (ec) {
-    std::filesystem::remove(partial, ec);
-    throw InputError(path + ": cannot write the file (rename failed)");
-  }
 }
 
 }  // namespace rad

@@ -1,13 +1,13 @@
 // `radiosity validate`: the radiosity image and the VPL image measured against a path-traced image of the same
 // camera, and the path tracer's own convergence (MSE against samples per pixel). This file holds the numbers
 // and writes them: metrics.json for scripts, report.html for people, a CSV of the MSE curve. The rendering
-// itself is done by the command (src/cli/validate_command.cpp); everything here is plain functions on images.
+// itself is done by the validation stage (src/pipeline/validate_stage.cpp); everything here is plain functions on images.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "image_io.h"
+#include "render/image.h"
 #include "validate/image_metrics.h"
 
 namespace rad {
@@ -79,9 +79,6 @@ std::string CurveCsv(const ValidationReport &report);
 // A matplotlib script that reads the CSV next to it and writes the log-log plot (run by the command if
 // Python is there, and kept so that a person can re-run it).
 std::string PlotScript();
-
-// Writes `content` to "<path>.partial" and renames it into place; InputError naming the path on failure.
-void WriteFileAtomically(const std::string &path, const std::string &content);
 
 // The number the report shows for a metric: "%.6g" (the tests look for these strings), "inf", or "n/a".
 std::string ReportNumber(double value);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "render/pixel_kernels.h"
+#include "util/decomposition.h"
 #include "util/error.h"
 #include "util/math_constants.h"
 #include "util/mpi_check.h"
@@ -35,9 +36,9 @@ void AllreduceVec3(MPI_Comm comm, std::vector<Vec3> &v) {
 // Runs f(y) for this rank's rows y = rank, rank + ranks, ... < height, on the TBB threads.
 template <typename F>
 void ForOwnRows(int height, int rank, int ranks, F &&f) {
-  const int rows = rank < height ? (height - rank + ranks - 1) / ranks : 0;
+  const int rows = CyclicCount(height, rank, ranks);
   tbb::parallel_for(tbb::blocked_range<int>(0, rows), [&](const tbb::blocked_range<int> &r) {
-    for (int k = r.begin(); k != r.end(); ++k) f(rank + k * ranks);
+    for (int k = r.begin(); k != r.end(); ++k) f(CyclicItem(k, rank, ranks));
   });
 }
 
@@ -221,7 +222,7 @@ Image RenderVpl(MPI_Comm comm, const std::vector<Patch> &patches, const Camera &
           long long &count = rays.local();
           for (size_t f = r.begin(); f != r.end(); ++f) {
             const size_t p = fallback[f];
-            if (int(p / size_t(width)) % ranks != rank) continue;
+            if (CyclicOwner(int(p / size_t(width)), ranks) != rank) continue;
             const GSample &s = g.samples[p];
             exact[p] = GatherIrradiance(*scene, s.position, s.normal, s.face, vpls.indirect.data(),
                                         vpls.indirect.size(), 1.0, dmin2, epsilon, &count);

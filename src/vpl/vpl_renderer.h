@@ -13,8 +13,8 @@
 
 #include <vector>
 
-#include "image_io.h"
 #include "render/camera.h"
+#include "render/image.h"
 #include "scene/patch.h"
 #include "util/timers.h"
 

@@ -73,13 +73,12 @@ void VplScene::BoxOccluded(const RTCOccludedFunctionNArguments *args) {
 }
 
 VplScene::VplScene(const std::vector<Patch> &patches, bool boxes) {
-  device_ = NewEmbreeDevice();
-  polygons_ = rtcNewScene(device_);
+  polygons_ = rtcNewScene(EmbreeDevice());
   // Robust: no camera ray or shadow ray slips through the shared edge of two polygons.
   rtcSetSceneFlags(polygons_, RTC_SCENE_FLAG_ROBUST);
   rtcSetSceneBuildQuality(polygons_, RTC_BUILD_QUALITY_HIGH);
   const size_t n = patches.size();
-  AttachPatchQuads(device_, polygons_, patches);
+  AttachPatchQuads(polygons_, patches);
   rtcCommitScene(polygons_);
 
   if (!boxes) return;
@@ -98,8 +97,8 @@ VplScene::VplScene(const std::vector<Patch> &patches, bool boxes) {
         b.upper[a] = std::max(b.upper[a], float(p.corners[k][a]));
       }
   }
-  boxes_ = rtcNewScene(device_);
-  RTCGeometry user = rtcNewGeometry(device_, RTC_GEOMETRY_TYPE_USER);
+  boxes_ = rtcNewScene(EmbreeDevice());
+  RTCGeometry user = rtcNewGeometry(EmbreeDevice(), RTC_GEOMETRY_TYPE_USER);
   rtcSetGeometryUserPrimitiveCount(user, unsigned(n));
   rtcSetGeometryUserData(user, boxList_.data());
   rtcSetGeometryBoundsFunction(user, &VplScene::BoxBounds, nullptr);
@@ -114,7 +113,6 @@ VplScene::VplScene(const std::vector<Patch> &patches, bool boxes) {
 VplScene::~VplScene() {
   if (boxes_) rtcReleaseScene(boxes_);
   if (polygons_) rtcReleaseScene(polygons_);
-  if (device_) rtcReleaseDevice(device_);
 }
 
 SurfaceHit VplScene::Intersect(Vec3 origin, Vec3 direction) const {

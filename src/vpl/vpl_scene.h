@@ -33,7 +33,6 @@ class VplScene {
   bool Visible(Vec3 from, Vec3 to, double trim, int faceA, int faceB) const;
 
  private:
-  RTCDevice device_ = nullptr;
   RTCScene polygons_ = nullptr;
   RTCScene boxes_ = nullptr;  // null: shadow rays use the polygons
   struct Box {

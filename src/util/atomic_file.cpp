@@ -1,0 +1,101 @@
+#include "util/atomic_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include "util/agree.h"
+#include "util/error.h"
+#include "util/mpi_check.h"
+
+namespace rad {
+
+std::string PartialPath(const std::string &path) { return path + ".partial"; }
+
+std::string CommitPartial(const std::string &path) {
+  const std::string partial = PartialPath(path);
+  std::error_code ec;
+  std::filesystem::rename(partial, path, ec);
+  if (!ec) return "";
+  const std::string why = "cannot rename " + partial + " into place: " + ec.message();
+  std::filesystem::remove(partial, ec);
+  return why;
+}
+
+void WriteAtomically(const std::string &path, const std::string &what,
+                     const std::function<std::string(const std::string &partial)> &write) {
+  const std::string partial = PartialPath(path);
+  std::string why;
+  try {
+    why = write(partial);
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    throw;
+  }
+  if (why.empty()) {
+    why = CommitPartial(path);
+  } else {
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+  }
+  if (!why.empty()) throw InputError(path + ": cannot write " + what + " (" + why + ")");
+}
+
+void WriteFileAtomically(const std::string &path, const std::string &content, const std::string &what) {
+  WriteAtomically(path, what, [&](const std::string &partial) -> std::string {
+    errno = 0;
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) return errno ? std::strerror(errno) : "cannot create file";
+    out.write(content.data(), std::streamsize(content.size()));
+    out.close();
+    return out ? "" : "write failed";
+  });
+}
+
+CollectivePartialFile::CollectivePartialFile(MPI_Comm comm, const std::string &path)
+    : comm_(comm), path_(path), partial_(PartialPath(path)) {}
+
+CollectivePartialFile::~CollectivePartialFile() {
+  if (committed_) return;
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  if (rank == 0) std::remove(partial_.c_str());
+}
+
+void CollectivePartialFile::Commit() {
+  MPI_Barrier(comm_);  // every rank has closed the file
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  int ok = 1;
+  if (rank == 0) ok = CommitPartial(path_).empty() ? 1 : 0;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, comm_);
+  if (!ok) throw InputError(path_ + ": cannot rename " + partial_ + " into place");
+  committed_ = true;
+}
+
+// Closes the file before partial_ (uncommitted) removes it.
+PartialMpiFile::~PartialMpiFile() {
+  if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
+}
+
+MPI_File PartialMpiFile::Open() {
+  const int rc =
+      MPI_File_open(comm_, partial_.Partial().c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh_);
+  if (rc != MPI_SUCCESS) fh_ = MPI_FILE_NULL;
+  AgreeOrThrow(comm_, rc == MPI_SUCCESS,
+               partial_.Path() + ": cannot create the output file (does its folder exist and is it writable?)");
+  RAD_MPI(MPI_File_set_size(fh_, 0));  // truncate an older file of the same name
+  return fh_;
+}
+
+void PartialMpiFile::Commit() {
+  RAD_MPI(MPI_File_close(&fh_));
+  fh_ = MPI_FILE_NULL;
+  partial_.Commit();
+}
+
+}  // namespace rad
