@@ -271,8 +271,8 @@ class DeviceSystem {
   DeviceSystem(MPI_Comm comm, int device, const LocalSystem &s, const T *fHost, const Exchange &exchange,
                double maxEmission, bool jacobi, const GpuSolverSettings &settings)
       : comm_(comm),
-        n_(s.n),
-        m_(int(s.rows.size())),
+        n_(s.F->n),
+        m_(int(s.F->rows.size())),
         total_((long long)exchange.allRows.size()),
         maxEmission_(maxEmission),
         blockRows_(settings.blockRows),
@@ -316,13 +316,13 @@ class DeviceSystem {
       for (size_t c = 0; c < 3; ++c) x0[i + c * nn] = s.emission[3 * i + c];  // B^0 = E, D = 0
     for (size_t r = 0; r < m; ++r)
       for (size_t c = 0; c < 3; ++c) {
-        eLocal[3 * r + c] = s.emission[3 * size_t(s.rows[r]) + c];
-        rhoLocal[3 * r + c] = s.reflectance[3 * size_t(s.rows[r]) + c];
+        eLocal[3 * r + c] = s.emission[3 * size_t(s.F->rows[r]) + c];
+        rhoLocal[3 * r + c] = s.reflectance[3 * size_t(s.F->rows[r]) + c];
       }
     Upload(x_->data(), x0);
     Upload(e_->data(), eLocal);
     Upload(rho_->data(), rhoLocal);
-    Upload(rows_->data(), s.rows);
+    Upload(rows_->data(), s.F->rows);
     Upload(allRows_->data(), exchange.allRows);
   }
 
@@ -453,7 +453,7 @@ SolverResult Solve(MPI_Comm comm, const LocalSystem &s, const T *fHost, const So
                    PhaseTimers &timers, const GpuSolverSettings &settings) {
   if (settings.blockRows < 32 || settings.blockRows > kGpuMaxBlockRows)
     RAD_FATAL("GpuSolverSettings::blockRows must be in [32, " + std::to_string(kGpuMaxBlockRows) + "]");
-  if (s.n > INT_MAX) throw InputError("the GPU solver takes at most " + std::to_string(INT_MAX) + " patches");
+  if (s.F->n > INT_MAX) throw InputError("the GPU solver takes at most " + std::to_string(INT_MAX) + " patches");
   const bool jacobi = options.method == SolverMethod::kJacobi;
   const int device = RequireDevice(comm);
   // The device's sweeps measure B^k in every sweep (IterationMonitor).
@@ -467,10 +467,9 @@ SolverResult Solve(MPI_Comm comm, const LocalSystem &s, const T *fHost, const So
 
 SolverResult SolveRadiosityGpu(MPI_Comm comm, const LocalSystem &system, const SolverOptions &options,
                                PhaseTimers &timers, const GpuSolverSettings &settings) {
-  if ((system.f64 == nullptr) == (system.f32 == nullptr) && !system.rows.empty())
-    RAD_FATAL("LocalSystem: exactly one of f64 and f32 must point at the rows of F");
-  if (system.f32) return Solve(comm, system, system.f32, options, timers, settings);
-  return Solve(comm, system, system.f64, options, timers, settings);
+  if (system.F == nullptr) RAD_FATAL("LocalSystem: no rows of F");
+  if (system.F->precision == Precision::kFloat) return Solve(comm, system, system.F->F32(), options, timers, settings);
+  return Solve(comm, system, system.F->F64(), options, timers, settings);
 }
 
 }  // namespace rad

@@ -127,7 +127,9 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
   if (beforeReading) beforeReading(RowsToRead{in.PatchCount(), storedAsFloat != 0, sparse != 0});
 
   const long long n = in.PatchCount();
-  in.rows = OwnedRows(n, rank, size, distribution);
+  in.f.n = n;
+  in.f.rows = OwnedRows(n, rank, size, distribution);
+  in.f.precision = storedAsFloat ? Precision::kFloat : Precision::kDouble;
   H5Handle fapl(RAD_H5(H5Pcreate(H5P_FILE_ACCESS)));
   RAD_H5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
   H5Handle file(RAD_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl)));
@@ -136,14 +138,14 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
     csr.dataIsFloat = storedAsFloat != 0;
     csr.indptr.resize(size_t(n) + 1);
     RAD_MPI(MPI_Bcast(csr.indptr.data(), int(csr.indptr.size()), MPI_LONG_LONG, 0, comm));
-    ReadCsrRows(comm, file, path, csr, n, in.rows, in.f64, in.f32);
+    ReadCsrRows(comm, file, path, csr, n, in.f.rows, in.f.f64, in.f.f32);
     return in;
   }
   in.layout = "HDF5 dense";
   H5Handle dset(RAD_H5(H5Dopen2(file, "/formfactors/F", H5P_DEFAULT)));
   // Read in the stored precision, so that HDF5 converts nothing (conversion would break collective I/O).
-  if (storedAsFloat) ReadRows(comm, dset, n, in.rows, in.f32);
-  else ReadRows(comm, dset, n, in.rows, in.f64);
+  if (storedAsFloat) ReadRows(comm, dset, n, in.f.rows, in.f.f32);
+  else ReadRows(comm, dset, n, in.f.rows, in.f.f64);
   return in;
 }
 
@@ -170,8 +172,9 @@ FormFactorInput ReadFormFactorsRaw(MPI_Comm comm, const std::string &path, std::
       throw InputError(path + ": " + std::to_string(bytes) + " bytes, expected " + std::to_string(expected) +
                        " (int32 N and N*N float64)");
   });
-  in.rows = OwnedRows(n, rank, size, distribution);
-  in.f64 = ReadRawMatrixRows(comm, path, n, in.rows);
+  in.f.n = n;
+  in.f.rows = OwnedRows(n, rank, size, distribution);
+  in.f.f64 = ReadRawMatrixRows(comm, path, n, in.f.rows);
   in.layout = "raw";
   return in;
 }
@@ -187,8 +190,9 @@ FormFactorInput ReadRowsForScene(MPI_Comm comm, const std::string &path, std::ve
   MPI_Comm_size(comm, &size);
   FormFactorInput in;
   in.patches = std::move(patches);
-  in.rows = OwnedRows(in.PatchCount(), rank, size, distribution);
-  in.f64 = readRows(comm, path, in.PatchCount(), in.rows);
+  in.f.n = in.PatchCount();
+  in.f.rows = OwnedRows(in.PatchCount(), rank, size, distribution);
+  in.f.f64 = readRows(comm, path, in.PatchCount(), in.f.rows);
   in.layout = layout;
   return in;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "formfactor/form_factor_rows.h"
 #include "scene/patch.h"
 #include "util/decomposition.h"
 
@@ -18,9 +19,9 @@ namespace rad {
 
 struct FormFactorInput {
   std::vector<Patch> patches;
-  std::vector<long long> rows;  // this rank's rows
-  std::vector<double> f64;      // rows.size() x n, filled when F is stored as float64 (and for raw files)
-  std::vector<float> f32;       // filled instead when F is stored as float32 (half the memory traffic)
+  // This rank's rows, in the stored precision (float32 stays float32: half the memory traffic; raw,
+  // MatrixMarket and PETSc files are float64).
+  FormFactorRows f;
   std::string scene;            // the input scene recorded in the file, if any
   std::string layout;           // how F was stored, for messages ("HDF5 dense", "HDF5 CSR", "MatrixMarket", ...)
   long long PatchCount() const { return (long long)patches.size(); }

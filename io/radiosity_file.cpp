@@ -4,14 +4,6 @@
 
 namespace rad {
 
-Precision ParsePrecision(const std::string &name) {
-  if (name == "double") return Precision::kDouble;
-  if (name == "float") return Precision::kFloat;
-  throw InputError("--precision must be 'double' or 'float', not '" + name + "'");
-}
-
-const char *PrecisionName(Precision precision) { return precision == Precision::kFloat ? "float" : "double"; }
-
 RowSequence AsSequence(const std::vector<long long> &rows) {
   RowSequence s;
   s.count = (long long)rows.size();
@@ -141,33 +133,20 @@ void WriteFormFactorDataset(hid_t file, long long n, hid_t fileType, const Attri
 
 }  // namespace
 
-void RadiosityFileWriter::WriteFormFactors(long long n, const std::vector<long long> &rows,
-                                           const std::vector<float> &local, const Attributes &attributes) {
-  WriteFormFactorDataset(file_, n, H5T_IEEE_F32LE, attributes, [&](hid_t dset) {
-    ForEachRowBlock(comm_, dset, n, 4, rows,
+void RadiosityFileWriter::WriteFormFactors(const FormFactorRows &f, const Attributes &attributes) {
+  // Stored as held, so that HDF5 converts nothing (a type conversion would break collective I/O).
+  const bool narrow = f.precision == Precision::kFloat;
+  const long long n = f.n;
+  WriteFormFactorDataset(file_, n, narrow ? H5T_IEEE_F32LE : H5T_IEEE_F64LE, attributes, [&](hid_t dset) {
+    ForEachRowBlock(comm_, dset, n, narrow ? 4 : 8, f.rows,
                     [&](hid_t fileSpace, hid_t memSpace, hid_t dxpl, long long begin, long long count) {
-                      const float *src = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
-                      RAD_H5(H5Dwrite(dset, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, src));
-                    });
-  });
-}
-
-void RadiosityFileWriter::WriteFormFactors(long long n, const std::vector<long long> &rows,
-                                           const std::vector<double> &local, Precision precision,
-                                           const Attributes &attributes) {
-  const hid_t fileType = precision == Precision::kDouble ? H5T_IEEE_F64LE : H5T_IEEE_F32LE;
-  WriteFormFactorDataset(file_, n, fileType, attributes, [&](hid_t dset) {
-    std::vector<float> narrow;
-    ForEachRowBlock(comm_, dset, n, precision == Precision::kDouble ? 8 : 4, rows,
-                    [&](hid_t fileSpace, hid_t memSpace, hid_t dxpl, long long begin, long long count) {
-                      const double *src = count > 0 ? local.data() + size_t(begin) * size_t(n) : nullptr;
-                      if (precision == Precision::kFloat) {
-                        // Converted here so that HDF5 needs no type conversion, which would break collective I/O.
-                        narrow.assign(src, src + size_t(count) * size_t(n));
-                        RAD_H5(H5Dwrite(dset, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, narrow.data()));
-                      } else {
-                        RAD_H5(H5Dwrite(dset, H5T_NATIVE_DOUBLE, memSpace, fileSpace, dxpl, src));
-                      }
+                      const size_t first = size_t(begin) * size_t(n);
+                      if (narrow)
+                        RAD_H5(H5Dwrite(dset, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl,
+                                        count > 0 ? f.f32.data() + first : nullptr));
+                      else
+                        RAD_H5(H5Dwrite(dset, H5T_NATIVE_DOUBLE, memSpace, fileSpace, dxpl,
+                                        count > 0 ? f.f64.data() + first : nullptr));
                     });
   });
 }

@@ -11,16 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "formfactor/form_factor_rows.h"
 #include "io/hdf5_util.h"
 #include "scene/patch.h"
 #include "util/atomic_file.h"
 #include "util/decomposition.h"
 
 namespace rad {
-
-enum class Precision { kDouble, kFloat };
-Precision ParsePrecision(const std::string &name);  // "double" | "float"; throws InputError
-const char *PrecisionName(Precision precision);
 
 struct Attributes {
   std::map<std::string, std::string> strings;
@@ -36,13 +33,9 @@ class RadiosityFileWriter {
   // Collective; rank 0 supplies the data (every rank holds the same patches anyway).
   void WritePatches(const std::vector<Patch> &patches);
 
-  // Collective: each rank writes its own rows of the dense N x N matrix `/formfactors/F`, in a few large
-  // hyperslab writes (row blocks of at most ~256 MiB per rank).
-  void WriteFormFactors(long long n, const std::vector<long long> &rows, const std::vector<double> &local,
-                        Precision precision, const Attributes &attributes);
-  // The same from rows held as float32, stored as float32 as they are.
-  void WriteFormFactors(long long n, const std::vector<long long> &rows, const std::vector<float> &local,
-                        const Attributes &attributes);
+  // Collective: each rank writes its own rows of the dense N x N matrix `/formfactors/F`, in their precision, in
+  // a few large hyperslab writes (row blocks of at most ~256 MiB per rank).
+  void WriteFormFactors(const FormFactorRows &f, const Attributes &attributes);
 
   // Collective; rank 0 supplies the data. `/radiosity/B` [n][3] and `/radiosity/residual`; the attributes go on
   // the /radiosity group.

@@ -72,17 +72,16 @@ void WriteRawRows(MPI_Comm comm, const std::string &path, long long n, const std
 
 }  // namespace
 
-void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
-                    const std::vector<double> &local) {
-  WriteRawRows(comm, path, n, rows, (256LL << 20) / 8,
-               [&](long long begin, long long) { return local.data() + size_t(begin) * size_t(n); });
-}
-
-void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
-                    const std::vector<float> &local) {
+void WriteRawMatrix(MPI_Comm comm, const std::string &path, const FormFactorRows &f) {
+  const long long n = f.n;
+  if (f.precision == Precision::kDouble) {
+    WriteRawRows(comm, path, n, f.rows, (256LL << 20) / 8,
+                 [&](long long begin, long long) { return f.f64.data() + size_t(begin) * size_t(n); });
+    return;
+  }
   std::vector<double> wide;
-  WriteRawRows(comm, path, n, rows, kRawWideningEntries, [&](long long begin, long long count) {
-    const float *first = local.data() + size_t(begin) * size_t(n);
+  WriteRawRows(comm, path, n, f.rows, kRawWideningEntries, [&](long long begin, long long count) {
+    const float *first = f.f32.data() + size_t(begin) * size_t(n);
     wide.assign(first, first + size_t(count) * size_t(n));
     return static_cast<const double *>(wide.data());
   });

@@ -9,14 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "formfactor/form_factor_rows.h"
+
 namespace rad {
 
-void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
-                    const std::vector<double> &local);
-// The same from float32 rows, widened to float64 a block of at most kRawWideningEntries values (or one row) at a
-// time.
-void WriteRawMatrix(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
-                    const std::vector<float> &local);
+// Float32 rows are widened to float64 a block of at most kRawWideningEntries values (or one row) at a time.
+void WriteRawMatrix(MPI_Comm comm, const std::string &path, const FormFactorRows &f);
 constexpr long long kRawWideningEntries = 1LL << 22;
 
 // Collective: this rank's rows of a raw matrix file of N = n (the caller has checked the header and size).

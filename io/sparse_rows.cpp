@@ -2,9 +2,23 @@
 
 #include <algorithm>
 
+#include "util/error.h"
 #include "util/mpi_check.h"
 
 namespace rad {
+
+DenseRows SparseView(const FormFactorRows &f, long long firstRow, double dropBelow) {
+  if (!f.rows.empty() && f.rows.back() - f.rows.front() + 1 != (long long)f.rows.size())
+    RAD_FATAL("SparseView: the rows are not contiguous (the exports read F by block)");
+  DenseRows rows;
+  rows.n = f.n;
+  rows.firstRow = f.rows.empty() ? firstRow : f.rows.front();
+  rows.rowCount = (long long)f.RowCount();
+  rows.f64 = f.F64();
+  rows.f32 = f.F32();
+  rows.dropBelow = dropBelow;
+  return rows;
+}
 
 RowCounts CountRows(const DenseRows &rows) {
   RowCounts c;

@@ -21,7 +21,8 @@ namespace rad {
 // Entries per streamed row block (~2M entries: 32 MiB of indices and values, ~100 MiB of MatrixMarket text).
 constexpr long long kExportBlockEntries = 2LL << 20;
 
-// This rank's rows [firstRow, firstRow + rowCount) of an n x n matrix, row-major, in one of two precisions.
+// The sparse exporters' view of a rank's block of rows of F (FormFactorRows, block distribution): rows
+// [firstRow, firstRow + rowCount) of an n x n matrix, and which of their entries are kept.
 struct DenseRows {
   long long n = 0;
   long long firstRow = 0;
@@ -37,6 +38,10 @@ struct DenseRows {
   // Exact zeros are never stored; entries below the threshold in magnitude are dropped.
   bool Keeps(double v) const { return v != 0.0 && !(std::fabs(v) < dropBelow); }
 };
+
+// The view of `f`, whose rows must be contiguous (block distribution); `firstRow` is where the rank's block
+// starts (BlockBegin: a rank without rows still has a place in the file).
+DenseRows SparseView(const FormFactorRows &f, long long firstRow, double dropBelow);
 
 // Per local row: entries kept, and the signed sum of the nonzero entries dropped (the energy lost per row).
 struct RowCounts {

@@ -17,11 +17,25 @@
 
 namespace rad::test {
 
-// A scene's F on the CPU backend, all rows here; `local` points into `f` (reflectance, emission: 3 per patch).
+// A scene's F on the CPU backend, all rows here; `local` points at `F` (reflectance, emission: 3 per patch),
+// also in a copy.
 struct SceneSystem {
   std::vector<Patch> patches;
-  std::vector<double> f;  // n x n
+  FormFactorRows F;
+  std::vector<double> &f = F.f64;  // n x n
   LocalSystem local;
+
+  SceneSystem() = default;
+  SceneSystem(const SceneSystem &other) : patches(other.patches), F(other.F), local(other.local) { local.F = &F; }
+  SceneSystem &operator=(const SceneSystem &) = delete;
+  // The same system with F rounded to float32.
+  FormFactorRows AsFloat() const {
+    FormFactorRows narrow = F;
+    narrow.precision = Precision::kFloat;
+    narrow.f32.assign(F.f64.begin(), F.f64.end());
+    narrow.f64.clear();
+    return narrow;
+  }
 };
 
 inline SceneSystem FormFactorsOf(const std::string &sceneFile, int subdiv) {
@@ -36,10 +50,10 @@ inline SceneSystem FormFactorsOf(const std::string &sceneFile, int subdiv) {
   FormFactorOptions options;
   PhaseTimers timers;
   FormFactorCounters counters;
-  ComputeRowsCpu(g, embree, rows, options, s.f, timers, counters, false);
-  s.local.n = n;
-  s.local.rows = rows;
-  s.local.f64 = s.f.data();
+  ComputeRowsCpu(g, embree, rows, options, s.F.f64, timers, counters, false);
+  s.F.n = n;
+  s.F.rows = rows;
+  s.local.F = &s.F;
   for (const Patch &p : s.patches)
     for (int c = 0; c < 3; ++c) {
       s.local.reflectance.push_back(p.reflectance[c]);
@@ -81,12 +95,12 @@ inline std::vector<double> DenseSolve(long long size, const std::vector<double> 
 
 // Two patches that see only each other with F = `f` both ways, reflectance `rho`, emission 1 on patch 0.
 struct TinySystem {
-  std::vector<double> f;
+  FormFactorRows F{2, {0, 1}, Precision::kDouble, {}, {}};
+  std::vector<double> &f = F.f64;
   LocalSystem local;
-  TinySystem(double f01, double rho) : f{0, f01, f01, 0} {
-    local.n = 2;
-    local.rows = {0, 1};
-    local.f64 = f.data();
+  TinySystem(double f01, double rho) {
+    f = {0, f01, f01, 0};
+    local.F = &F;
     local.reflectance.assign(6, rho);
     local.emission = {1, 1, 1, 0, 0, 0};
   }

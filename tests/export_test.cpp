@@ -365,8 +365,8 @@ TEST(Export, CsrInHdf5RoundTrips) {
       const FormFactorInput in = ReadFormFactorsHdf5(MPI_COMM_WORLD, file.path, d);
       EXPECT_EQ(in.layout, "HDF5 CSR");
       EXPECT_EQ(in.PatchCount(), kN);
-      EXPECT_TRUE(in.f32.empty());
-      EXPECT_EQ(in.f64, RowsOf(Dropped(f, drop), in.rows));
+      EXPECT_TRUE(in.f.f32.empty());
+      EXPECT_EQ(in.f.f64, RowsOf(Dropped(f, drop), in.f.rows));
     }
   }
 }
@@ -382,9 +382,9 @@ TEST(Export, CsrInFloatPrecisionReadsBackAsFloat) {
   const RowCounts counts = CountRows(rows);
   WriteCsrFile(file.path, rows, counts, Precision::kFloat);
   const FormFactorInput in = ReadFormFactorsHdf5(MPI_COMM_WORLD, file.path, Distribution::kCyclic);
-  EXPECT_TRUE(in.f64.empty());
+  EXPECT_TRUE(in.f.f64.empty());
   std::vector<float> expected = narrow;
-  EXPECT_EQ(in.f32, expected);
+  EXPECT_EQ(in.f.f32, expected);
 }
 
 TEST(Export, MalformedCsrIsAnInputError) {

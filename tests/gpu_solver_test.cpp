@@ -283,10 +283,9 @@ TEST(GpuSolver, StoppingRulesWhenEverySweepIsMeasured) {
 TEST(GpuSolver, NoDeviceIsAnInputError) {
   if (CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device is present: " << DescribeCudaDevices();
   const SyntheticSystem s(4, 1);
+  const FormFactorRows rows{s.n, {0, 1, 2, 3}, Precision::kDouble, s.f, {}};
   LocalSystem local;
-  local.n = s.n;
-  local.rows = {0, 1, 2, 3};
-  local.f64 = s.f.data();
+  local.F = &rows;
   local.reflectance = s.rho;
   local.emission = s.e;
   PhaseTimers timers;
@@ -330,7 +329,7 @@ TEST(GpuSolver, MatchesDenseSolveWithJacobiAndBlockGaussSeidel) {
   RAD_REQUIRE_DEVICE();
   const SceneSystem s = FormFactorsOf("meshes/cornell_sphere.obj", 0);
   std::vector<double> exact[3];
-  for (int c = 0; c < 3; ++c) exact[c] = test::DenseSolve(s.local.n, s.f, s.local.reflectance, s.local.emission, c);
+  for (int c = 0; c < 3; ++c) exact[c] = test::DenseSolve(s.F.n, s.f, s.local.reflectance, s.local.emission, c);
   GpuSolverSettings ownKernel;
   ownKernel.cublasForDouble = false;
   GpuSolverSettings smallBlocks;  // several blocks even for this small scene
@@ -353,12 +352,11 @@ TEST(GpuSolver, MatchesDenseSolveWithJacobiAndBlockGaussSeidel) {
 TEST(GpuSolver, FloatMatrixGivesTheSameSolutionToItsPrecision) {
   RAD_REQUIRE_DEVICE();
   const SceneSystem s = FormFactorsOf("meshes/cornell_sphere.obj", 0);
-  const std::vector<float> narrow(s.f.begin(), s.f.end());
+  const FormFactorRows narrow = s.AsFloat();
   LocalSystem asFloat = s.local;
-  asFloat.f64 = nullptr;
-  asFloat.f32 = narrow.data();
+  asFloat.F = &narrow;
   std::vector<double> exact[3];
-  for (int c = 0; c < 3; ++c) exact[c] = test::DenseSolve(s.local.n, s.f, s.local.reflectance, s.local.emission, c);
+  for (int c = 0; c < 3; ++c) exact[c] = test::DenseSolve(s.F.n, s.f, s.local.reflectance, s.local.emission, c);
   for (SolverMethod method : {SolverMethod::kJacobi, SolverMethod::kGaussSeidel}) {
     const SolverResult r = SolveOnGpu(asFloat, method, 1e-12);
     ASSERT_EQ(r.status, SolverStatus::kConverged) << r.message;

@@ -21,7 +21,7 @@ using System = test::SceneSystem;
 using test::FormFactorsOf;
 
 std::vector<double> DirectSolve(const System &s, int channel) {
-  return test::DenseSolve(s.local.n, s.f, s.local.reflectance, s.local.emission, channel);
+  return test::DenseSolve(s.F.n, s.f, s.local.reflectance, s.local.emission, channel);
 }
 
 SolverResult Solve(const LocalSystem &system, SolverMethod method, double tolerance, int maxIterations = 1000) {
@@ -68,10 +68,9 @@ TEST(Solver, MatchesDirectSolveAndGaussSeidelNeedsFewerIterations) {
 
 TEST(Solver, FloatMatrixGivesTheSameSolutionToItsPrecision) {
   const System s = FormFactorsOf("meshes/cornell_sphere.obj", 0);
-  const std::vector<float> narrow(s.f.begin(), s.f.end());
+  const FormFactorRows narrow = s.AsFloat();
   LocalSystem asFloat = s.local;
-  asFloat.f64 = nullptr;
-  asFloat.f32 = narrow.data();
+  asFloat.F = &narrow;
   const SolverResult a = Solve(s.local, SolverMethod::kGaussSeidel, 1e-12);
   const SolverResult b = Solve(asFloat, SolverMethod::kGaussSeidel, 1e-12);
   ASSERT_EQ(b.status, SolverStatus::kConverged);

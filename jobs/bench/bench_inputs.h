@@ -27,27 +27,35 @@ inline void RandomSegment(const std::vector<rad::Patch> &patches, long long k, r
   to = rad::SquareToPatch(q.corners, q.cornerCount, rad::ToUnit(x.v[3]), rad::ToUnit(x.v[2]), jacobian);
 }
 
+// The entries of `rows` held as T.
+template <typename T>
+std::vector<T> &Entries(rad::FormFactorRows &rows) {
+  if constexpr (std::is_same_v<T, double>) return rows.f64;
+  else return rows.f32;
+}
+
 // This rank's rows (cyclic, as in real runs) of a synthetic N x N system: F random with rows summing to about
 // 0.9 (a sweep's time does not depend on the values), reflectance 0.7, every 97th patch emitting. F is
-// written into `f` by the threads that will read it (first touch); the system points at it.
+// written into `rows` by the threads that will read it (first touch); the system points at it.
 template <typename T>
-rad::LocalSystem SyntheticSystem(long long n, int rank, int ranks, std::vector<T> &f) {
+rad::LocalSystem SyntheticSystem(long long n, int rank, int ranks, rad::FormFactorRows &rows) {
   rad::LocalSystem s;
-  s.n = n;
-  s.rows = rad::OwnedRows(n, rank, ranks, rad::Distribution::kCyclic);
-  const size_t m = s.rows.size();
+  rows.n = n;
+  rows.rows = rad::OwnedRows(n, rank, ranks, rad::Distribution::kCyclic);
+  rows.precision = std::is_same_v<T, double> ? rad::Precision::kDouble : rad::Precision::kFloat;
+  std::vector<T> &f = Entries<T>(rows);
+  const size_t m = rows.rows.size();
   f.assign(m * size_t(n), T(0));
   tbb::parallel_for(size_t(0), m, [&](size_t r) {
     for (long long j = 0; j < n; ++j) {
-      const rad::Philox4x32 u = rad::Philox(uint32_t(s.rows[r]), uint32_t(j), 0, 0, 7, 11);
+      const rad::Philox4x32 u = rad::Philox(uint32_t(rows.rows[r]), uint32_t(j), 0, 0, 7, 11);
       f[r * size_t(n) + size_t(j)] = T(1.8 / double(n) * rad::ToUnit(u.v[0]));
     }
   });
   s.reflectance.assign(3 * size_t(n), 0.7);
   s.emission.assign(3 * size_t(n), 0.0);
   for (long long i = 0; i < n; i += 97) s.emission[3 * size_t(i)] = 1.0;
-  if constexpr (std::is_same_v<T, double>) s.f64 = f.data();
-  else s.f32 = f.data();
+  s.F = &rows;
   return s;
 }
 

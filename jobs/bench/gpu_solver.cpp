@@ -65,9 +65,9 @@ template <typename T>
 void Bench(long long n, int sweeps) {
   const int rank = rad::WorldRank(), size = rad::WorldSize();
   const char *precision = std::is_same_v<T, double> ? "double" : "float";
-  std::vector<T> f;
-  const rad::LocalSystem s = bench::SyntheticSystem(n, rank, size, f);
-  const size_t m = s.rows.size();
+  rad::FormFactorRows rows;
+  const rad::LocalSystem s = bench::SyntheticSystem<T>(n, rank, size, rows);
+  const size_t m = rows.rows.size();
 
   const double myBytes = double(m) * double(n) * sizeof(T), bytes = double(n) * double(n) * sizeof(T);
   const double copySeconds = SlowestRank(CopySeconds(size_t(myBytes), 10));

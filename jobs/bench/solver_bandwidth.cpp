@@ -40,9 +40,10 @@ void Bench(long long n, int sweeps, const char *precision) {
   const int rank = rad::WorldRank(), size = rad::WorldSize();
   const int threads = rad::DefaultThreadsPerRank(0);
   rad::ThreadLimit limit(threads);
-  std::vector<T> f;
-  const rad::LocalSystem s = bench::SyntheticSystem(n, rank, size, f);
-  const size_t m = s.rows.size(), count = f.size();
+  rad::FormFactorRows rows;
+  const rad::LocalSystem s = bench::SyntheticSystem<T>(n, rank, size, rows);
+  const std::vector<T> &f = bench::Entries<T>(rows);
+  const size_t m = rows.rows.size(), count = f.size();
   std::vector<T> copy(count);
 
   const double bytes = double(n) * double(n) * sizeof(T);  // all ranks together

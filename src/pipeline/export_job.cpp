@@ -100,19 +100,13 @@ int RunExportJob(const ExportJobOptions &o) {
       ReadFormFactorFile(o.formfactors, o.input, o.meshing, Distribution::kBlock,
                          CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, Distribution::kBlock, buffers, memory));
   const long long n = in.PatchCount();
-  DenseRows rows;
-  rows.n = n;
-  rows.firstRow = in.rows.empty() ? n * rank / WorldSize() : in.rows.front();
-  rows.rowCount = (long long)in.rows.size();
-  rows.f64 = in.f32.empty() ? in.f64.data() : nullptr;
-  rows.f32 = in.f32.empty() ? nullptr : in.f32.data();
-  rows.dropBelow = o.dropBelow;
+  const DenseRows rows = SparseView(in.f, BlockBegin(n, rank, WorldSize()), o.dropBelow);
   const RowCounts counts = CountRows(rows);
   const DropSummary drops = SummariseDrops(MPI_COMM_WORLD, rows, counts);
   if (rank == 0 && !o.quiet)
     std::fprintf(stderr, "radiosity: export: %s (%s, %lld patches) -> %s (%s), %.1f MiB of F per rank (%s)\n",
                  o.formfactors.c_str(), in.layout.c_str(), n, o.output.c_str(), o.format.c_str(),
-                 double(in.f64.size() * 8 + in.f32.size() * 4) / (1 << 20), memory.Describe().c_str());
+                 in.f.StoredBytes() / (1 << 20), memory.Describe().c_str());
 
   char threshold[32] = {};  // shortest form that reads back as the same double: 1e-09, not 1.0000000000000001e-09
   std::to_chars(threshold, threshold + sizeof threshold - 1, o.dropBelow);
@@ -127,15 +121,14 @@ int RunExportJob(const ExportJobOptions &o) {
   } else if (o.format == "raw") {
     // Dense float64 rows with the dropped entries set to 0, in place; float32 rows are widened a block at a
     // time as they are written.
-    for (double &v : in.f64)
+    for (double &v : in.f.f64)
       if (!rows.Keeps(v)) v = 0.0;
-    for (float &v : in.f32)
+    for (float &v : in.f.f32)
       if (!rows.Keeps(double(v))) v = 0.0f;
-    if (in.f32.empty()) WriteRawMatrix(MPI_COMM_WORLD, o.output, n, in.rows, in.f64);
-    else WriteRawMatrix(MPI_COMM_WORLD, o.output, n, in.rows, in.f32);
+    WriteRawMatrix(MPI_COMM_WORLD, o.output, in.f);
   } else {
     const Precision precision =
-        o.precision.empty() ? (in.f32.empty() ? Precision::kDouble : Precision::kFloat) : ParsePrecision(o.precision);
+        o.precision.empty() ? in.f.precision : ParsePrecision(o.precision);
     Attributes a = SourceAttributes(o.formfactors);
     a.strings["layout"] = "csr";
     a.strings["source"] = o.formfactors;

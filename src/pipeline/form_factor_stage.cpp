@@ -16,7 +16,6 @@ namespace rad {
 
 FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_(std::move(options)), exec_(exec) {
   distribution_ = o_.distribution;
-  precision_ = o_.precision;
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
   if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
   if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);
@@ -53,8 +52,8 @@ void FormFactorJob::ReportInterpenetrations() const {
 void FormFactorJob::ReportRowsAboveOne(const std::vector<double> &rowSums, double limit) const {
   constexpr int kListed = 3;
   std::vector<std::pair<double, double>> mine;  // (row sum, patch), the rank's largest above the limit
-  for (size_t r = 0; r < rows_.size(); ++r)
-    if (rowSums[r] > limit) mine.emplace_back(rowSums[r], double(rows_[r]));
+  for (size_t r = 0; r < f_.RowCount(); ++r)
+    if (rowSums[r] > limit) mine.emplace_back(rowSums[r], double(f_.rows[r]));
   long long count = (long long)mine.size(), total = 0;
   MPI_Allreduce(&count, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (total == 0) return;
@@ -101,14 +100,16 @@ void FormFactorJob::Prepare() {
   patchCount_ = CountPatches(scene_, meshing_);
   if (patchCount_ > std::numeric_limits<int32_t>::max())
     throw InputError(o_.input.Label() + ": " + meshing_.Describe() + " gives too many patches");
-  rows_ = OwnedRows(patchCount_, rank, size, distribution_);
+  f_.n = patchCount_;
+  f_.precision = o_.precision;
+  f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
 
   // Memory, before anything large is allocated or any file created.
-  const bool narrow = precision_ == Precision::kFloat;
+  const bool narrow = f_.precision == Precision::kFloat;
   MemoryRequest request;
   request.what = o_.input.Label();
   request.patches = patchCount_;
-  request.rows = (long long)rows_.size();
+  request.rows = (long long)f_.RowCount();
   request.model.bytesPerEntry = narrow ? 4 : 8;
   request.model.pairExchange = exec_.UsedBackend() == Backend::kCpu;  // nothing to exchange on one rank
   request.model.exchangeChunkEntries = kExchangeChunkEntries;
@@ -132,14 +133,14 @@ void FormFactorJob::Prepare() {
                  "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %.1f MiB of F per rank "
                  "(%s, %.1f MiB needed in all; %s)\n",
                  o_.input.Label().c_str(), scene_.faces.size(), patchCount_, size, exec_.Threads(),
-                 request.model.MatrixBytes(patchCount_, (long long)rows_.size()) / (1 << 20),
+                 request.model.MatrixBytes(patchCount_, (long long)f_.RowCount()) / (1 << 20),
                  narrow ? "float32" : "float64", memory_.needBytes / (1 << 20), memory_.Describe().c_str());
 }
 
 void FormFactorJob::Run() {
   Prepare();
   const long long patchCount = patchCount_;
-  const bool narrow = precision_ == Precision::kFloat;
+  const bool narrow = f_.precision == Precision::kFloat;
 
   exec_.AnnounceBackend();
   FormFactorOptions ff;
@@ -150,10 +151,10 @@ void FormFactorJob::Run() {
   ff.normalizeRows = o_.normalizeRows;
   const RowOwners owners{MPI_COMM_WORLD, patchCount, exec_.Ranks(), distribution_};
   if (narrow)
-    ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, rows_, ff, owners, local32_,
+    ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, f_.rows, ff, owners, f_.f32,
                           exec_.Timers(), counters_, exec_.Talks());
   else
-    ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, rows_, ff, owners, local64_,
+    ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, f_.rows, ff, owners, f_.f64,
                           exec_.Timers(), counters_, exec_.Talks());
 
   ReportInterpenetrations();
@@ -161,10 +162,10 @@ void FormFactorJob::Run() {
   // Closure: each row's sum as held, reduced over ranks (sums are per row and sequential: thread-count
   // independent).
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0;
-  std::vector<double> rowSums(rows_.size());
-  const double *f64 = F64();
-  const float *f32 = F32();
-  for (size_t r = 0; r < rows_.size(); ++r) {
+  std::vector<double> rowSums(f_.RowCount());
+  const double *f64 = f_.F64();
+  const float *f32 = f_.F32();
+  for (size_t r = 0; r < f_.RowCount(); ++r) {
     double s = 0;
     const size_t base = r * size_t(patchCount);
     if (f64)
@@ -244,13 +245,11 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.numbers["pairs_at_cubature_depth_limit"] = double(totals_.pairsAtDepthLimit);
   a.numbers["interpenetrating_polygon_pairs"] = double(geometry_.interpenetrations.pairCount);
   a.numbers["overlapping_polygon_pairs"] = double(geometry_.interpenetrations.overlapPairCount);
-  if (precision_ == Precision::kFloat) writer.WriteFormFactors(PatchCount(), rows_, local32_, a);
-  else writer.WriteFormFactors(PatchCount(), rows_, local64_, precision_, a);
+  writer.WriteFormFactors(f_, a);
 }
 
 void FormFactorJob::WriteRaw(const std::string &path) const {
-  if (precision_ == Precision::kFloat) WriteRawMatrix(MPI_COMM_WORLD, path, PatchCount(), rows_, local32_);
-  else WriteRawMatrix(MPI_COMM_WORLD, path, PatchCount(), rows_, local64_);
+  WriteRawMatrix(MPI_COMM_WORLD, path, f_);
 }
 
 void FormFactorJob::WriteOutputs() {

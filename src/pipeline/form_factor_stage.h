@@ -55,11 +55,8 @@ class FormFactorJob {
   // Collective: the timing report; `extra` lines are added to the form-factor figures.
   void Report(const std::string &title, std::vector<std::pair<std::string, std::string>> extra = {});
 
-  const std::vector<long long> &Rows() const { return rows_; }
-  // This rank's rows of F, rows.size() x N: as float64 (F64) or, with --precision float, float32 (F32); the
-  // other is null.
-  const double *F64() const { return precision_ == Precision::kDouble ? local64_.data() : nullptr; }
-  const float *F32() const { return precision_ == Precision::kFloat ? local32_.data() : nullptr; }
+  // This rank's rows of F (float64, or float32 with --precision float).
+  const FormFactorRows &Rows() const { return f_; }
   const MemoryBudget &Memory() const { return memory_; }
   const FormFactorGeometry &Geometry() const { return geometry_; }
   const FormFactorJobOptions &Options() const { return o_; }
@@ -75,16 +72,13 @@ class FormFactorJob {
   FormFactorJobOptions o_;
   Execution &exec_;
   Distribution distribution_ = Distribution::kCyclic;
-  Precision precision_ = Precision::kDouble;
   Scene scene_;
   Meshing meshing_;
   FormFactorGeometry geometry_;
   long long patchCount_ = 0;
   bool prepared_ = false;
   MemoryBudget memory_;
-  std::vector<long long> rows_;
-  std::vector<double> local64_;
-  std::vector<float> local32_;
+  FormFactorRows f_;  // the rank's rows
   FormFactorCounters counters_;  // this rank's
   FormFactorCounters totals_;    // all ranks' 
   ClosureStats closure_;

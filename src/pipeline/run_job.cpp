@@ -59,7 +59,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
 
   SolverResult result;
   try {
-    result = SolveStep(o.solve, patches, job.Rows(), job.F64(), job.F32(), exec.Timers(), quiet);
+    result = SolveStep(o.solve, patches, job.Rows(), exec.Timers(), quiet);
   } catch (const SolveFailed &e) {
     if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
     return kExitNotConverged;

@@ -30,15 +30,15 @@ int RunSolveJob(SolveJobOptions o, Execution &exec) {
     std::fprintf(stderr,
                  "radiosity: %s (%s): %lld patches, F as %s, %d rank(s) x %d thread(s), %.1f MiB of F per rank "
                  "(%.1f MiB needed in all; %s)\n",
-                 o.formfactors.c_str(), in.layout.c_str(), in.PatchCount(), in.f32.empty() ? "float64" : "float32",
-                 exec.Ranks(), exec.Threads(), double(in.f64.size() * 8 + in.f32.size() * 4) / (1 << 20),
+                 o.formfactors.c_str(), in.layout.c_str(), in.PatchCount(),
+                 in.f.precision == Precision::kFloat ? "float32" : "float64", exec.Ranks(), exec.Threads(),
+                 in.f.StoredBytes() / (1 << 20),
                  memory.needBytes / (1 << 20), memory.Describe().c_str());
   exec.AnnounceBackend();
 
   SolverResult result;
   try {
-    result = SolveStep(o.step, in.patches, in.rows, in.f32.empty() ? in.f64.data() : nullptr,
-                       in.f32.empty() ? nullptr : in.f32.data(), timers, exec.Quiet());
+    result = SolveStep(o.step, in.patches, in.f, timers, exec.Quiet());
   } catch (const SolveFailed &e) {
     if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
     return kExitNotConverged;

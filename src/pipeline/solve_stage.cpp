@@ -7,13 +7,11 @@
 
 namespace rad {
 
-SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patches, const std::vector<long long> &rows,
-                       const double *f64, const float *f32, PhaseTimers &timers, bool quiet) {
+SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patches, const FormFactorRows &f,
+                       PhaseTimers &timers, bool quiet) {
   LocalSystem system;
-  system.n = (long long)patches.size();
-  system.rows = rows;
-  system.f64 = f64;
-  system.f32 = f32;
+  RAD_CHECK(f.n == (long long)patches.size(), "SolveStep: F is not N x N for the patches");
+  system.F = &f;
   system.reflectance.reserve(3 * patches.size());
   system.emission.reserve(3 * patches.size());
   for (const Patch &p : patches)

@@ -20,10 +20,10 @@ struct SolveStepOptions {
   Backend backend = Backend::kCpu;  // resolved by the command (--backend)
 };
 
-// Runs the solver on this rank's rows (exactly one of f64/f32 non-null) and prints, on rank 0 unless quiet,
-// the residual history and how it ended. A diverged solve throws SolveFailed (nothing should be written).
-SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patches, const std::vector<long long> &rows,
-                       const double *f64, const float *f32, PhaseTimers &timers, bool quiet);
+// Runs the solver on this rank's rows of F and prints, on rank 0 unless quiet, the residual history and how it
+// ended. A diverged solve throws SolveFailed (nothing should be written).
+SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patches, const FormFactorRows &f,
+                       PhaseTimers &timers, bool quiet);
 
 // The attributes of /radiosity: solver, tolerance, iterations, converged, residuals.
 Attributes SolverAttributes(const SolveStepOptions &o, const SolverResult &result);

@@ -137,7 +137,7 @@ int RunValidation(ValidateOptions o, Execution &exec) {
   begin = Now();
   SolverResult result;
   try {
-    result = SolveStep(o.solve, patches, job.Rows(), job.F64(), job.F32(), exec.Timers(), quiet);
+    result = SolveStep(o.solve, patches, job.Rows(), exec.Timers(), quiet);
   } catch (const SolveFailed &e) {
     if (rank == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
     return kExitNotConverged;

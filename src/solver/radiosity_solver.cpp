@@ -51,16 +51,16 @@ struct ChannelVectors {
 
 // Rows [first, first + count) of the rank's block against x (and y).
 void DotRows(const LocalSystem &s, size_t first, size_t count, Channels x, double *out) {
-  const size_t offset = first * size_t(s.n);
-  if (s.f64) RowsDot(s.f64 + offset, (long long)count, s.n, x, out);
-  else RowsDot(s.f32 + offset, (long long)count, s.n, x, out);
+  const size_t offset = first * size_t(s.F->n);
+  if (s.F->F64()) RowsDot(s.F->F64() + offset, (long long)count, s.F->n, x, out);
+  else RowsDot(s.F->F32() + offset, (long long)count, s.F->n, x, out);
 }
 
 void DotRowsAndPrefix(const LocalSystem &s, size_t first, size_t count, Channels x, Channels y, long long yColumns,
                       double *outX, double *outY) {
-  const size_t offset = first * size_t(s.n);
-  if (s.f64) RowsDotAndPrefix(s.f64 + offset, (long long)count, s.n, x, y, yColumns, outX, outY);
-  else RowsDotAndPrefix(s.f32 + offset, (long long)count, s.n, x, y, yColumns, outX, outY);
+  const size_t offset = first * size_t(s.F->n);
+  if (s.F->F64()) RowsDotAndPrefix(s.F->F64() + offset, (long long)count, s.F->n, x, y, yColumns, outX, outY);
+  else RowsDotAndPrefix(s.F->F32() + offset, (long long)count, s.F->n, x, y, yColumns, outX, outY);
 }
 
 // The block's own columns of its rows (the lower triangle: row k's entries for the block's rows before it),
@@ -106,7 +106,7 @@ struct SweepContext {
   // Row r's new values from its sum F_r . B, and the residual |E + rho t - old| of the values `old`, where t is
   // the product of row r with the vector whose residual is measured.
   void Update(size_t r, const double t[3], const double sum[3], Channels old) {
-    const size_t i = size_t(s.rows[r]);
+    const size_t i = size_t(s.F->rows[r]);
     const double *oldValues[3] = {old.r, old.g, old.b};
     double worst = 0;
     for (int c = 0; c < 3; ++c) {
@@ -125,19 +125,19 @@ struct SweepContext {
   // their global indices), makes the row's new values, and records its own change in delta.
   // Copies rows [first, last) of the block starting at `begin` into `triangle` (called by the threads).
   void CopyTriangle(size_t begin, size_t first, size_t last, BlockTriangle &triangle) const {
-    const size_t offset = begin * size_t(s.n);
-    if (s.f64) triangle.Copy(s.f64 + offset, s.n, &s.rows[begin], first - begin, last - begin);
-    else triangle.Copy(s.f32 + offset, s.n, &s.rows[begin], first - begin, last - begin);
+    const size_t offset = begin * size_t(s.F->n);
+    if (s.F->F64()) triangle.Copy(s.F->F64() + offset, s.F->n, &s.F->rows[begin], first - begin, last - begin);
+    else triangle.Copy(s.F->F32() + offset, s.F->n, &s.F->rows[begin], first - begin, last - begin);
   }
   void FinishBlock(size_t begin, size_t end, double *ts, double *sums, const BlockTriangle &triangle,
                    ChannelVectors &delta, Channels old) {
     for (size_t r = begin; r < end; ++r) {
       double *t = &ts[3 * (r - begin)], *sum = &sums[3 * (r - begin)];
-      CorrectForBlock(triangle, &s.rows[begin], r - begin, delta.View(), sum);
+      CorrectForBlock(triangle, &s.F->rows[begin], r - begin, delta.View(), sum);
       if (t != sum)
         for (int c = 0; c < 3; ++c) sum[c] += t[c];
       Update(r, t, sum, old);
-      const size_t i = size_t(s.rows[r]);
+      const size_t i = size_t(s.F->rows[r]);
       const double *oldValues[3] = {old.r, old.g, old.b};
       for (int c = 0; c < 3; ++c) delta.c[c][i] = packed[3 * r + size_t(c)] - oldValues[c][i];
     }
@@ -146,7 +146,7 @@ struct SweepContext {
 
 // Jacobi: every row from B^k (`start`); the residual is that of B^k.
 double JacobiSweep(SweepContext &ctx, const ChannelVectors &start) {
-  const size_t m = ctx.s.rows.size();
+  const size_t m = ctx.s.F->rows.size();
   std::vector<double> ts(3 * m);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, m, kRowGrain), [&](const tbb::blocked_range<size_t> &range) {
     DotRows(ctx.s, range.begin(), range.size(), start.View(), &ts[3 * range.begin()]);
@@ -161,10 +161,10 @@ double JacobiSweep(SweepContext &ctx, const ChannelVectors &start) {
 // iterate), so it steers the iteration but does not decide convergence.
 double GaussSeidelSweep(SweepContext &ctx, ChannelVectors &x) {
   const LocalSystem &s = ctx.s;
-  const size_t m = s.rows.size();
+  const size_t m = s.F->rows.size();
   std::vector<double> sums(3 * kGaussSeidelBlock);
   BlockTriangle triangle;
-  ChannelVectors delta(size_t(s.n));  // the block's changes so far, at their global indices
+  ChannelVectors delta(size_t(s.F->n));  // the block's changes so far, at their global indices
   for (size_t begin = 0; begin < m; begin += kGaussSeidelBlock) {
     const size_t end = std::min(m, begin + kGaussSeidelBlock);
     tbb::parallel_for(tbb::blocked_range<size_t>(begin, end, kRowGrain), [&](const tbb::blocked_range<size_t> &range) {
@@ -176,7 +176,7 @@ double GaussSeidelSweep(SweepContext &ctx, ChannelVectors &x) {
     }, tbb::static_partitioner());
     ctx.FinishBlock(begin, end, sums.data(), sums.data(), triangle, delta, x.View());
     for (size_t r = begin; r < end; ++r)
-      for (int c = 0; c < 3; ++c) x.c[c][size_t(s.rows[r])] = ctx.packed[3 * r + size_t(c)];
+      for (int c = 0; c < 3; ++c) x.c[c][size_t(s.F->rows[r])] = ctx.packed[3 * r + size_t(c)];
   }
   return ctx.Worst();
 }
@@ -187,14 +187,14 @@ double GaussSeidelSweep(SweepContext &ctx, ChannelVectors &x) {
 // read against it (about half a row on average). The result is the same Gauss-Seidel step.
 double MeasuredGaussSeidelSweep(SweepContext &ctx, const ChannelVectors &start) {
   const LocalSystem &s = ctx.s;
-  const size_t m = s.rows.size();
+  const size_t m = s.F->rows.size();
   std::vector<double> sums(3 * kGaussSeidelBlock), ts(3 * kGaussSeidelBlock);
   BlockTriangle triangle;
-  ChannelVectors delta(size_t(s.n));  // B_newest - B^k
+  ChannelVectors delta(size_t(s.F->n));  // B_newest - B^k
   for (size_t begin = 0; begin < m; begin += kGaussSeidelBlock) {
     const size_t end = std::min(m, begin + kGaussSeidelBlock);
     // Rows are in increasing order, so every row done before this block has a column below `done`.
-    const long long done = begin == 0 ? 0 : s.rows[begin - 1] + 1;
+    const long long done = begin == 0 ? 0 : s.F->rows[begin - 1] + 1;
     tbb::parallel_for(tbb::blocked_range<size_t>(begin, end, kRowGrain), [&](const tbb::blocked_range<size_t> &range) {
       for (size_t first = range.begin(); first < range.end(); first += kRowGrain) {  // copy while cached
         const size_t last = std::min(range.end(), first + kRowGrain), k = first - begin;
@@ -218,22 +218,22 @@ std::vector<double> Interleave(const ChannelVectors &v, size_t n) {
 class HostSweeps {
  public:
   HostSweeps(MPI_Comm comm, const LocalSystem &s, const SolveSetup &setup, SolverMethod method)
-      : comm_(comm), s_(s), setup_(setup), method_(method), x_(size_t(s.n)), start_(size_t(s.n)), packed_(3 * s.rows.size()),
+      : comm_(comm), s_(s), setup_(setup), method_(method), x_(size_t(s.F->n)), start_(size_t(s.F->n)), packed_(3 * s.F->rows.size()),
         gathered_(3 * setup.exchange.allRows.size()) {
-    for (size_t i = 0; i < size_t(s.n); ++i)
+    for (size_t i = 0; i < size_t(s.F->n); ++i)
       for (int c = 0; c < 3; ++c) x_.c[c][i] = s.emission[3 * i + size_t(c)];
   }
 
   // Gauss-Seidel sweeps measure only their own rows' residuals until the monitor asks for B^k's.
   double Sweep(bool measured) {
     start_ = x_;
-    SweepContext ctx{s_, packed_, setup_.maxEmission, std::vector<double>(s_.rows.size(), 0.0)};
+    SweepContext ctx{s_, packed_, setup_.maxEmission, std::vector<double>(s_.F->rows.size(), 0.0)};
     if (method_ == SolverMethod::kJacobi) return JacobiSweep(ctx, start_);
     if (measured) return MeasuredGaussSeidelSweep(ctx, start_);
     return GaussSeidelSweep(ctx, x_);
   }
 
-  std::vector<double> Radiance() const { return Interleave(start_, size_t(s_.n)); }
+  std::vector<double> Radiance() const { return Interleave(start_, size_t(s_.F->n)); }
 
   void Exchange() {
     const struct Exchange &exchange = setup_.exchange;

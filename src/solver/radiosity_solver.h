@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "formfactor/form_factor_rows.h"
 #include "util/timers.h"
 
 namespace rad {
@@ -25,13 +26,10 @@ enum class SolverMethod { kJacobi, kGaussSeidel };
 SolverMethod ParseSolverMethod(const std::string &name);  // "jacobi" | "gauss-seidel"; throws InputError
 const char *SolverMethodName(SolverMethod method);
 
-// A rank's share of the system. F is not owned: exactly one of f64/f32 points at rows.size() x n values,
-// row-major, row r of the block being global row rows[r].
+// A rank's share of the system: its rows of F (not owned; row r of the block is global row F->rows[r]) and every
+// patch's reflectance and emission.
 struct LocalSystem {
-  long long n = 0;
-  std::vector<long long> rows;     // ascending global row indices owned by this rank
-  const double *f64 = nullptr;
-  const float *f32 = nullptr;
+  const FormFactorRows *F = nullptr;
   std::vector<double> reflectance;  // 3 per patch, all n patches
   std::vector<double> emission;     // 3 per patch, all n patches
 };

@@ -33,7 +33,7 @@ SolverResult IterateSolve(MPI_Comm comm, const LocalSystem &s, const SolverOptio
     if (setup.maxEmission > 0) sweeps = makeSweeps(setup);
   }
   if (setup.maxEmission == 0) {
-    SetZeroSolution(s.n, result);
+    SetZeroSolution(s.F->n, result);
     return result;
   }
   IterationMonitor monitor(options, rank, measureEverySweep);

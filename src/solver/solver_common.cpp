@@ -13,21 +13,21 @@
 namespace rad {
 
 void CheckSystem(MPI_Comm comm, const LocalSystem &s, SolverResult &result) {
-  const size_t n = size_t(s.n);
+  const size_t n = size_t(s.F->n);
   if (s.reflectance.size() != 3 * n || s.emission.size() != 3 * n)
     RAD_FATAL("LocalSystem: reflectance and emission need 3 values per patch");
   for (size_t k = 0; k < 3 * n; ++k)
     if (!std::isfinite(s.reflectance[k]) || !std::isfinite(s.emission[k]))
       throw InputError("patch " + std::to_string(k / 3) + " has a non-finite reflectance or emission");
-  std::vector<double> rowSum(s.rows.size());
-  std::vector<char> rowFinite(s.rows.size());
-  tbb::parallel_for(size_t(0), s.rows.size(), [&](size_t r) {
+  std::vector<double> rowSum(s.F->rows.size());
+  std::vector<char> rowFinite(s.F->rows.size());
+  tbb::parallel_for(size_t(0), s.F->rows.size(), [&](size_t r) {
     const size_t offset = r * n;
     double sum = 0;
-    if (s.f64)
-      for (size_t j = 0; j < n; ++j) sum += s.f64[offset + j];
+    if (s.F->F64())
+      for (size_t j = 0; j < n; ++j) sum += s.F->F64()[offset + j];
     else
-      for (size_t j = 0; j < n; ++j) sum += double(s.f32[offset + j]);
+      for (size_t j = 0; j < n; ++j) sum += double(s.F->F32()[offset + j]);
     rowSum[r] = sum;
     rowFinite[r] = std::isfinite(sum);
   });
@@ -36,19 +36,19 @@ void CheckSystem(MPI_Comm comm, const LocalSystem &s, SolverResult &result) {
     int row;
   } local{-1.0, -1}, global{};
   long long badRow = -1;
-  for (size_t r = 0; r < s.rows.size(); ++r) {
+  for (size_t r = 0; r < s.F->rows.size(); ++r) {
     if (!rowFinite[r]) {
-      if (badRow < 0) badRow = s.rows[r];
+      if (badRow < 0) badRow = s.F->rows[r];
       continue;
     }
-    const size_t i = size_t(s.rows[r]);
+    const size_t i = size_t(s.F->rows[r]);
     const double rho = std::max({s.reflectance[3 * i], s.reflectance[3 * i + 1], s.reflectance[3 * i + 2]});
     if (rho * rowSum[r] > local.value) local = {rho * rowSum[r], int(i)};
   }
   long long firstBad = 0;
-  const long long mine = badRow < 0 ? s.n : badRow;
+  const long long mine = badRow < 0 ? s.F->n : badRow;
   RAD_MPI(MPI_Allreduce(&mine, &firstBad, 1, MPI_LONG_LONG, MPI_MIN, comm));
-  if (firstBad < s.n) throw InputError("row " + std::to_string(firstBad) + " of F holds non-finite values");
+  if (firstBad < s.F->n) throw InputError("row " + std::to_string(firstBad) + " of F holds non-finite values");
   RAD_MPI(MPI_Allreduce(&local, &global, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
   result.contractionBound = std::max(global.value, 0.0);
   result.contractionRow = global.row;
@@ -83,7 +83,7 @@ SolveSetup PrepareSolve(MPI_Comm comm, const LocalSystem &s, const SolverOptions
   MPI_Comm_rank(comm, &rank);
   SolveSetup setup;
   CheckSystem(comm, s, result);
-  setup.exchange = MakeExchange(comm, s.rows);
+  setup.exchange = MakeExchange(comm, s.F->rows);
   for (double e : s.emission) setup.maxEmission = std::max(setup.maxEmission, std::fabs(e));
   if (rank == 0 && options.printProgress && result.contractionBound >= 1)
     std::fprintf(stderr,
