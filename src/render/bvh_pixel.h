@@ -32,12 +32,7 @@ inline std::vector<uint8_t> SecondHalves(const std::vector<BvhTriangle> &triangl
 // The mean radiance of pixel (x, y) over the job's samples: the same sample positions, rays and shading as the
 // CPU renderer.
 RAD_HD inline void RenderPixelOnBvh(const BvhPixelJob &job, int x, int y, float rgb[3]) {
-  const uint64_t pixel = uint64_t(y) * uint64_t(job.frame.width) + uint64_t(x);
-  double sum[3] = {0, 0, 0};
-  for (int s = 0; s < job.samples; ++s) {
-    double dx, dy, value[3] = {0, 0, 0};
-    SampleOffset(job.seed, pixel, s, job.samples, job.strata, dx, dy);
-    const CameraRay ray = FrameRay(job.frame, x + dx, y + dy);
+  AveragePixel(job.frame, job.seed, job.samples, job.strata, x, y, [&](const CameraRay &ray, double value[3]) {
     // The scene is stored relative to the camera: rays start at 0.
     const BvhHit hit = ClosestHit(job.bvh, Float3{0, 0, 0}, ToFloat3(ray.direction), 0.0f, INFINITY);
     if (hit.id >= 0) {
@@ -46,9 +41,7 @@ RAD_HD inline void RenderPixelOnBvh(const BvhPixelJob &job, int x, int y, float 
       const double u = second ? 1.0 - hit.u : hit.u, v = second ? 1.0 - hit.v : hit.v;
       ShadeHit(job.shading, ray.direction, hit.id, u, v, value);
     }
-    for (int c = 0; c < 3; ++c) sum[c] += value[c];
-  }
-  for (int c = 0; c < 3; ++c) rgb[c] = float(sum[c] / job.samples);
+  }, rgb);
 }
 
 }  // namespace rad

@@ -62,6 +62,22 @@ RAD_HD RAD_INLINE void SampleOffset(uint64_t seed, uint64_t pixel, int s, int sa
   }
 }
 
+// The mean radiance of pixel (x, y) over `samples` jittered camera rays: the one pixel loop of the radiosity
+// renderers. `trace(ray, value)` shades one ray into value[3] (Embree on the CPU, the project's BVH on the GPU).
+template <typename Trace>
+RAD_HD RAD_INLINE void AveragePixel(const CameraFrame &frame, uint64_t seed, int samples, int strata, int x, int y,
+                                    Trace &&trace, float rgb[3]) {
+  const uint64_t pixel = uint64_t(y) * uint64_t(frame.width) + uint64_t(x);
+  double sum[3] = {0, 0, 0};
+  for (int s = 0; s < samples; ++s) {
+    double dx, dy, value[3] = {0, 0, 0};
+    SampleOffset(seed, pixel, s, samples, strata, dx, dy);
+    trace(FrameRay(frame, x + dx, y + dy), value);
+    for (int c = 0; c < 3; ++c) sum[c] += value[c];
+  }
+  for (int c = 0; c < 3; ++c) rgb[c] = float(sum[c] / samples);
+}
+
 // The solution as the shading reads it: per patch (flat), or per corner vertex (smooth; null arrays = flat).
 struct ShadingView {
   const Patch *patches = nullptr;

@@ -133,17 +133,10 @@ Image RenderRadiosity(MPI_Comm comm, const std::vector<Patch> &patches, const st
   tbb::parallel_for(tbb::blocked_range<int>(0, CyclicCount(height, rank, ranks)), [&](const tbb::blocked_range<int> &rows) {
     for (int r = rows.begin(); r != rows.end(); ++r) {
       const int y = CyclicItem(r, rank, ranks);
-      for (int x = 0; x < width; ++x) {
-        const uint64_t pixel = uint64_t(y) * uint64_t(width) + uint64_t(x);
-        double sum[3] = {0, 0, 0};
-        for (int s = 0; s < samples; ++s) {
-          double dx, dy, value[3];
-          SampleOffset(options.seed, pixel, s, samples, strata, dx, dy);
-          TraceSample(in, FrameRay(in.frame, x + dx, y + dy), value);
-          for (int c = 0; c < 3; ++c) sum[c] += value[c];
-        }
-        for (size_t c = 0; c < 3; ++c) rgb[3 * size_t(pixel) + c] = float(sum[c] / samples);
-      }
+      for (int x = 0; x < width; ++x)
+        AveragePixel(in.frame, options.seed, samples, strata, x, y,
+                     [&](const CameraRay &ray, double value[3]) { TraceSample(in, ray, value); },
+                     &rgb[3 * (size_t(y) * size_t(width) + size_t(x))]);
     }
   });
   return ReduceImage(comm, width, height, std::move(rgb));
