@@ -14,6 +14,7 @@
 #include "util/error.h"
 #include "validate/image_metrics.h"
 #include "validate/patch_metrics.h"
+#include "validate/validation_report.h"
 
 namespace rad {
 
@@ -100,19 +101,7 @@ double DynamicRange(bool linear, const CompareOptions &o, const Plane &lumA, std
 }
 
 void WriteHeatmap(const std::string &path, const Plane &lumA, const Plane &lumB, double scale) {
-  Image heat;
-  heat.width = lumA.width;
-  heat.height = lumA.height;
-  heat.rgb.resize(lumA.values.size() * 3);
-  for (size_t i = 0; i < lumA.values.size(); ++i) {
-    const std::array<double, 3> c = HeatColourSrgb(std::fabs(lumA.values[i] - lumB.values[i]) / scale);
-    // WritePng encodes linear values: decode the map's sRGB colour so that it comes out as intended.
-    for (size_t k = 0; k < 3; ++k) {
-      const double s = c[k];
-      heat.rgb[3 * i + k] = float(s <= 0.04045 ? s / 12.92 : std::pow((s + 0.055) / 1.055, 2.4));
-    }
-  }
-  WritePng(path, heat, 0);
+  WritePng(path, HeatMapOfLuminance(lumA, lumB, scale), 0);
 }
 
 Json CompareImages(const CompareOptions &o, FileKind kindA, FileKind kindB, std::string &text) {

@@ -85,11 +85,10 @@ ImageAgreement MeasureAgreement(const Image &reference, const Image &image, doub
   return out;
 }
 
-Image HeatMapImage(const Image &reference, const Image &image, double scale) {
-  const Plane ya = Luminance(ToRgbImage(reference)), yb = Luminance(ToRgbImage(image));
+Image HeatMapOfLuminance(const Plane &ya, const Plane &yb, double scale) {
   Image heat;
-  heat.width = reference.width;
-  heat.height = reference.height;
+  heat.width = ya.width;
+  heat.height = ya.height;
   heat.rgb.resize(ya.values.size() * 3);
   for (size_t i = 0; i < ya.values.size(); ++i) {
     const std::array<double, 3> c = HeatColourSrgb(std::fabs(ya.values[i] - yb.values[i]) / scale);
@@ -100,6 +99,10 @@ Image HeatMapImage(const Image &reference, const Image &image, double scale) {
     }
   }
   return heat;
+}
+
+Image HeatMapImage(const Image &reference, const Image &image, double scale) {
+  return HeatMapOfLuminance(Luminance(ToRgbImage(reference)), Luminance(ToRgbImage(image)), scale);
 }
 
 double LogLogSlope(const std::vector<SppPoint> &points) {

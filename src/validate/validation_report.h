@@ -28,6 +28,9 @@ ImageAgreement MeasureAgreement(const Image &reference, const Image &image, doub
 
 // |Y_reference - Y_image| / scale through the viridis map, as linear values ready for WritePng (exposure 0).
 Image HeatMapImage(const Image &reference, const Image &image, double scale);
+// The same from the two luminance planes: |Y_a - Y_b| / scale through the colour map, as linear values that
+// WritePng encodes back to the map's sRGB colours.
+Image HeatMapOfLuminance(const Plane &ya, const Plane &yb, double scale);
 
 // One render of the path tracer at `spp` samples per pixel against the reference render.
 struct SppPoint {
