@@ -13,6 +13,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
 #include "cuda/device_bvh.h"
+#include "formfactor/entry_driver.h"
 #include "formfactor/kernel_form_factors.h"
 #include "formfactor/pair_kernels.h"
 #include "util/progress.h"
@@ -93,117 +94,132 @@ struct NeedsRays {
 
 unsigned Blocks(long long threads) { return unsigned((threads + kBlock - 1) / kBlock); }
 
+// The entry driver's backend on the device (formfactor/entry_driver.h): geometry, BVHs and one chunk's buffers
+// in device memory, allocated once.
+class DeviceEntries {
+ public:
+  DeviceEntries(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
+                const FormFactorOptions &options, PhaseTimers &timers)
+      : options_(options),
+        n_((long long)g.patches.size()),
+        chunkRows_(std::max(1LL, std::min((long long)rows.size(), kChunkEntries / n_))),
+        patches_(g.patches),
+        occluders_(g.occluders),
+        candidateStart_(g.candidateStart),
+        candidates_(g.candidates),
+        convexCornerStart_(g.convexCornerStart),
+        convexCorners_(g.convexCorners),
+        convexFaceStart_(g.convexFaceStart),
+        convexFaces_(g.convexFaces),
+        convexSurfaceOfFace_(g.convexSurfaceOfFace),
+        occluderBvhBoxes_(g.occluderBvhBoxes),
+        rows_(rows),
+        values_(size_t(chunkRows_ * n_)),
+        needsRays_(size_t(chunkRows_ * n_)),
+        entries_(size_t(chunkRows_ * n_)),
+        tallies_(1) {
+    {
+      ScopedPhase phase(timers, "device memory");
+      deviceBvh_ = std::make_unique<DeviceBvh>(bvh);
+      occluderBvh_ = std::make_unique<DeviceBvh>(g.occluderBvh);
+      RAD_CUDA(cudaMemset(tallies_.data(), 0, sizeof(Tallies)));
+      RAD_CUDA(cudaDeviceSynchronize());
+    }
+    view_ = ViewOf(g);
+    view_.patches = patches_.data();
+    // Each thread makes its pairs' nodes in its own memory (whole_patch.h) rather than reading 1.6 KB per patch.
+    view_.wholePatches = nullptr;
+    view_.occluders = occluders_.data();
+    view_.candidateStart = candidateStart_.data();
+    view_.candidates = candidates_.data();
+    view_.convexCornerStart = g.convexCornerStart.empty() ? nullptr : convexCornerStart_.data();
+    view_.convexCorners = convexCorners_.data();
+    view_.convexFaceStart = g.convexFaceStart.empty() ? nullptr : convexFaceStart_.data();
+    view_.convexFaces = convexFaces_.data();
+    view_.convexSurfaceOfFace = convexSurfaceOfFace_.data();
+    view_.occluderBvh = occluderBvh_->View();
+    view_.occluderBvhBoxes = occluderBvhBoxes_.data();
+  }
+
+  long long ChunkRows() const { return chunkRows_; }
+  long long StagingEntries() const { return kGpuStagingEntries; }
+
+  void ComputeEntries(long long first, long long count) {
+    FormFactorKernel<<<Blocks(count * n_), kBlock>>>(view_, rows_.data() + first, count, options_.pair,
+                                                     values_.data(), needsRays_.data(), tallies_.data());
+    RAD_CUDA_LAUNCH();
+    RAD_CUDA(cudaDeviceSynchronize());
+  }
+
+  void TraceRays(long long first, long long count) {
+    // The entries that need rays, compacted so that every thread of the ray kernel has work.
+    const long long *end = thrust::copy_if(thrust::device, thrust::counting_iterator<long long>(0),
+                                           thrust::counting_iterator<long long>(count * n_), entries_.data(),
+                                           NeedsRays{needsRays_.data()});
+    const long long traced = (long long)(end - entries_.data());
+    pairsRayTraced_ += traced;
+    if (traced > 0) {
+      VisibilityKernel<<<Blocks(traced), kBlock>>>(view_, deviceBvh_->View(), rows_.data() + first, entries_.data(),
+                                                   traced, options_.seed, options_.shadowRays, values_.data(),
+                                                   tallies_.data());
+      RAD_CUDA_LAUNCH();
+    }
+    RAD_CUDA(cudaDeviceSynchronize());
+  }
+
+  void ReadRows(long long row, long long count, double *to) const {
+    RAD_CUDA(cudaMemcpy(to, values_.data() + size_t(row * n_), size_t(count * n_) * sizeof(double),
+                        cudaMemcpyDeviceToHost));
+  }
+
+  void AddCounters(FormFactorCounters &counters) const {
+    Tallies t{};
+    tallies_.Download(&t, 1);
+    counters.evaluations += (long long)t.evaluations;
+    counters.nodePairs += (long long)t.nodePairs;
+    counters.pairsExchanging += (long long)t.exchanging;
+    counters.rays += (long long)t.rays;
+    counters.pairsOccluded += (long long)t.occluded;
+    counters.pairsOverCapacity += (long long)t.overCapacity;
+    counters.pairsAtDepthLimit += (long long)t.atDepthLimit;
+    counters.pairsRayTraced += pairsRayTraced_;
+  }
+
+ private:
+  const FormFactorOptions &options_;
+  const long long n_, chunkRows_;
+  DeviceBuffer<Patch> patches_;
+  DeviceBuffer<Occluder> occluders_;
+  DeviceBuffer<int64_t> candidateStart_;
+  DeviceBuffer<int32_t> candidates_;
+  DeviceBuffer<int32_t> convexCornerStart_;
+  DeviceBuffer<Vec3> convexCorners_;
+  DeviceBuffer<int32_t> convexFaceStart_;
+  DeviceBuffer<int32_t> convexFaces_;
+  DeviceBuffer<int32_t> convexSurfaceOfFace_;
+  DeviceBuffer<SlotBox> occluderBvhBoxes_;
+  DeviceBuffer<long long> rows_;
+  DeviceBuffer<double> values_;
+  DeviceBuffer<uint8_t> needsRays_;
+  DeviceBuffer<long long> entries_;
+  DeviceBuffer<Tallies> tallies_;
+  std::unique_ptr<DeviceBvh> deviceBvh_, occluderBvh_;
+  GeometryView view_;
+  long long pairsRayTraced_ = 0;
+};
+
 template <typename T>
 void ComputeRowsOnDevice(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
                          const FormFactorOptions &options, std::vector<T> &out, PhaseTimers &timers,
                          FormFactorCounters &counters, bool showProgress) {
-  constexpr bool kDouble = std::is_same_v<T, double>;
   const long long n = (long long)g.patches.size(), m = (long long)rows.size();
-  out.assign(size_t(m) * size_t(n), T(0));
-  if (m == 0 || n == 0) return;
-  const long long chunkRows = std::max(1LL, std::min(m, kChunkEntries / n));
-
-  // Geometry, BVH and per-chunk buffers, allocated once.
-  DeviceBuffer<Patch> patches(g.patches);
-  DeviceBuffer<Occluder> occluders(g.occluders);
-  DeviceBuffer<int64_t> candidateStart(g.candidateStart);
-  DeviceBuffer<int32_t> candidates(g.candidates);
-  DeviceBuffer<int32_t> convexCornerStart(g.convexCornerStart);
-  DeviceBuffer<Vec3> convexCorners(g.convexCorners);
-  DeviceBuffer<int32_t> convexFaceStart(g.convexFaceStart);
-  DeviceBuffer<int32_t> convexFaces(g.convexFaces);
-  DeviceBuffer<int32_t> convexSurfaceOfFace(g.convexSurfaceOfFace);
-  DeviceBuffer<SlotBox> occluderBvhBoxes(g.occluderBvhBoxes);
-  DeviceBuffer<long long> dRows(rows);
-  DeviceBuffer<double> values(size_t(chunkRows * n));
-  DeviceBuffer<uint8_t> needsRays(size_t(chunkRows * n));
-  DeviceBuffer<long long> entries(size_t(chunkRows * n));
-  DeviceBuffer<Tallies> tallies(1);
-  std::unique_ptr<DeviceBvh> deviceBvh, occluderBvh;
-  {
-    ScopedPhase phase(timers, "device memory");
-    deviceBvh = std::make_unique<DeviceBvh>(bvh);
-    occluderBvh = std::make_unique<DeviceBvh>(g.occluderBvh);
-    RAD_CUDA(cudaMemset(tallies.data(), 0, sizeof(Tallies)));
-    RAD_CUDA(cudaDeviceSynchronize());
+  if (m == 0 || n == 0) {
+    out.assign(size_t(m) * size_t(n), T(0));
+    return;
   }
-  GeometryView view = ViewOf(g);
-  view.patches = patches.data();
-  // Each thread makes its pairs' nodes in its own memory (whole_patch.h) rather than reading 1.6 KB per patch.
-  view.wholePatches = nullptr;
-  view.occluders = occluders.data();
-  view.candidateStart = candidateStart.data();
-  view.candidates = candidates.data();
-  view.convexCornerStart = g.convexCornerStart.empty() ? nullptr : convexCornerStart.data();
-  view.convexCorners = convexCorners.data();
-  view.convexFaceStart = g.convexFaceStart.empty() ? nullptr : convexFaceStart.data();
-  view.convexFaces = convexFaces.data();
-  view.convexSurfaceOfFace = convexSurfaceOfFace.data();
-  view.occluderBvh = occluderBvh->View();
-  view.occluderBvhBoxes = occluderBvhBoxes.data();
-
-  const long long stagingRows = std::max(1LL, std::min(chunkRows, kGpuStagingEntries / n));
-  std::vector<double> staging(kDouble ? 0 : size_t(stagingRows * n));
-  Progress progress("form factors (GPU)", m, showProgress);
-  long long pairsRayTraced = 0;
-  for (long long first = 0; first < m; first += chunkRows) {
-    const long long count = std::min(chunkRows, m - first), entriesInChunk = count * n;
-    const long long *chunk = dRows.data() + first;
-    {
-      ScopedPhase phase(timers, "form-factor kernel");
-      FormFactorKernel<<<Blocks(entriesInChunk), kBlock>>>(view, chunk, count, options.pair, values.data(),
-                                                          needsRays.data(), tallies.data());
-      RAD_CUDA_LAUNCH();
-      RAD_CUDA(cudaDeviceSynchronize());
-    }
-    {
-      ScopedPhase phase(timers, "visibility rays");
-      // The entries that need rays, compacted so that every thread of the ray kernel has work.
-      const long long *end = thrust::copy_if(thrust::device, thrust::counting_iterator<long long>(0),
-                                             thrust::counting_iterator<long long>(entriesInChunk), entries.data(),
-                                             NeedsRays{needsRays.data()});
-      const long long traced = (long long)(end - entries.data());
-      pairsRayTraced += traced;
-      if (traced > 0) {
-        VisibilityKernel<<<Blocks(traced), kBlock>>>(view, deviceBvh->View(), chunk, entries.data(), traced,
-                                                     options.seed, options.shadowRays, values.data(), tallies.data());
-        RAD_CUDA_LAUNCH();
-      }
-      RAD_CUDA(cudaDeviceSynchronize());
-    }
-    if constexpr (kDouble) {
-      {
-        ScopedPhase phase(timers, "device memory");
-        values.Download(out.data() + size_t(first * n), size_t(entriesInChunk));
-      }
-      if (options.normalizeRows)
-        for (long long r = first; r < first + count; ++r) NormalizeRow(out.data() + size_t(r * n), n);
-    } else {
-      // Float rows: whole rows at a time through the staging area, normalised in double, then rounded once.
-      ScopedPhase phase(timers, "device memory");
-      for (long long piece = 0; piece < count; piece += stagingRows) {
-        const long long pieceRows = std::min(stagingRows, count - piece);
-        RAD_CUDA(cudaMemcpy(staging.data(), values.data() + size_t(piece * n), size_t(pieceRows * n) * sizeof(double),
-                            cudaMemcpyDeviceToHost));
-        for (long long r = 0; r < pieceRows; ++r) {
-          double *row = staging.data() + size_t(r * n);
-          if (options.normalizeRows) NormalizeRow(row, n);
-          std::copy(row, row + n, out.begin() + size_t((first + piece + r) * n));
-        }
-      }
-    }
-    progress.Advance(count);
-  }
-  Tallies t{};
-  tallies.Download(&t, 1);
-  counters.evaluations += (long long)t.evaluations;
-  counters.nodePairs += (long long)t.nodePairs;
-  counters.pairsExchanging += (long long)t.exchanging;
-  counters.rays += (long long)t.rays;
-  counters.pairsOccluded += (long long)t.occluded;
-  counters.pairsOverCapacity += (long long)t.overCapacity;
-  counters.pairsAtDepthLimit += (long long)t.atDepthLimit;
-  counters.pairsRayTraced += pairsRayTraced;
+  DeviceEntries entries(g, bvh, rows, options, timers);
+  ComputeRowsByEntries(entries, m, n, options.normalizeRows, out, timers, counters, "form factors (GPU)",
+                       showProgress);
 }
 
 }  // namespace
