@@ -4,6 +4,8 @@
 
 namespace rad {
 
+bool CudaCompiledIn() { return true; }
+
 int CudaDeviceCount() {
   int count = 0;  // cudaGetDeviceCount leaves it untouched when there is no driver
   if (cudaGetDeviceCount(&count) != cudaSuccess) {

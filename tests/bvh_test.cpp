@@ -22,10 +22,8 @@
 #include "util/embree_util.h"
 #include "util/rng.h"
 
-#ifdef RAD_HAVE_CUDA
 #include "cuda/bvh_trace_batch.h"
 #include "cuda/device_info.h"
-#endif
 
 namespace rad {
 namespace {
@@ -706,7 +704,6 @@ TEST(Bvh, SegmentOccludedMatchesEmbreeScene) {
 }  // namespace rad
 
 // --- The device runs the same traversal -------------------------------------------------------------------
-#ifdef RAD_HAVE_CUDA
 namespace rad {
 namespace {
 
@@ -742,6 +739,3 @@ TEST(BvhGpu, DeviceTraversalMatchesHost) {
 
 }  // namespace
 }  // namespace rad
-#else
-TEST(BvhGpu, DeviceTraversalMatchesHost) { GTEST_SKIP() << "built without CUDA (nvcc not found)"; }
-#endif

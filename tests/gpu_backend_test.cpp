@@ -21,11 +21,9 @@
 #include "scene/scene.h"
 #include "util/error.h"
 
-#ifdef RAD_HAVE_CUDA
 #include "cuda/device_info.h"
 #include "cuda/gpu_form_factors.h"
 #include "cuda/gpu_renderer.h"
-#endif
 
 namespace rad {
 namespace {
@@ -156,15 +154,12 @@ TEST(GpuBackendHost, BvhPixelsReproduceTheCpuImage) {
 TEST(Backend, CpuIsAlwaysAvailable) { EXPECT_EQ(ResolveBackend(MPI_COMM_WORLD, "cpu"), Backend::kCpu); }
 
 TEST(Backend, AskingForAMissingGpuIsAnInputError) {
-#ifdef RAD_HAVE_CUDA
   if (CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device is present: there is no missing GPU to ask for";
-#endif
   EXPECT_THROW(ResolveBackend(MPI_COMM_WORLD, "gpu"), InputError);
   EXPECT_EQ(ResolveBackend(MPI_COMM_WORLD, "auto"), Backend::kCpu);
   EXPECT_THROW(ResolveBackend(MPI_COMM_WORLD, "tpu"), InputError);
 }
 
-#ifdef RAD_HAVE_CUDA
 TEST(GpuBackendDevice, FormFactorsMatchTheCpuBackend) {
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device: " << DescribeCudaDevices();
   const Scene scene = Load("cornell_sphere.obj");
@@ -228,9 +223,6 @@ TEST(GpuBackendDevice, ImageMatchesTheCpuRenderer) {
     if (std::fabs(cpu.rgb[k] - gpu.rgb[k]) > 1e-5f) ++differing;
   EXPECT_LE(differing, cpu.rgb.size() / 100);
 }
-#else
-TEST(GpuBackendDevice, FormFactorsMatchTheCpuBackend) { GTEST_SKIP() << "built without CUDA (nvcc not found)"; }
-#endif
 
 }  // namespace
 }  // namespace rad

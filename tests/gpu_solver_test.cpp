@@ -17,14 +17,12 @@
 #include "util/error.h"
 #include "util/rng.h"
 
-#ifdef RAD_HAVE_CUDA
 #include "cuda/device_info.h"
 #include "cuda/gpu_solver.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/geometry.h"
 #include "scene/scene.h"
-#endif
 
 namespace rad {
 namespace {
@@ -275,7 +273,6 @@ TEST(GpuSolver, StoppingRulesWhenEverySweepIsMeasured) {
   }
 }
 
-#ifdef RAD_HAVE_CUDA
 
 #define RAD_REQUIRE_DEVICE() \
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device: " << DescribeCudaDevices()
@@ -408,11 +405,6 @@ TEST(GpuSolver, NothingEmittingGivesZero) {
   for (double b : r.radiance) EXPECT_EQ(b, 0.0);
 }
 
-#else
-
-TEST(GpuSolver, DeviceSolves) { GTEST_SKIP() << "built without CUDA (nvcc not found): no GPU solver to test"; }
-
-#endif
 
 }  // namespace
 }  // namespace rad

@@ -1,7 +1,6 @@
 // GPU tests: the device runs the same physics as the host. They skip where no CUDA device is usable.
 #include <gtest/gtest.h>
 
-#ifdef RAD_HAVE_CUDA
 #include "cuda/device_info.h"
 #include "cuda/unoccluded_batch.h"
 #include "formfactor/geometry.h"
@@ -32,6 +31,3 @@ TEST(Gpu, UnoccludedKernelMatchesHost) {
 
 }  // namespace
 }  // namespace rad
-#else
-TEST(Gpu, UnoccludedKernelMatchesHost) { GTEST_SKIP() << "built without CUDA (nvcc not found)"; }
-#endif

@@ -26,10 +26,8 @@
 #include "scene/scene.h"
 #include "util/thread_limit.h"
 
-#ifdef RAD_HAVE_CUDA
 #include "cuda/device_info.h"
 #include "cuda/gpu_path_tracer.h"
-#endif
 
 namespace rad {
 namespace {
@@ -168,7 +166,6 @@ TEST(WavefrontHost, RanksSharesAddUpToTheOneRankResult) {
   EXPECT_EQ(all, total);
 }
 
-#ifdef RAD_HAVE_CUDA
 TEST(WavefrontDevice, GpuMatchesTheHostStages) {
   if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device: " << DescribeCudaDevices();
   // The same stages compiled by nvcc: the device may contract a*b+c into one rounding in the double-precision
@@ -192,9 +189,6 @@ TEST(WavefrontDevice, GpuMatchesTheHostStages) {
   const PatchEstimates pb = gpu.EstimatePatches(MPI_COMM_WORLD, patches, 16, 5, 1000, &gpuRays, false);
   EXPECT_GE(Agree(pa.radiance, pb.radiance).sameShare, 0.99);
 }
-#else
-TEST(WavefrontDevice, GpuMatchesTheHostStages) { GTEST_SKIP() << "built without CUDA (nvcc not found)"; }
-#endif
 
 }  // namespace
 }  // namespace rad

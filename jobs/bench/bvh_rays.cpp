@@ -24,10 +24,8 @@
 #include "util/thread_limit.h"
 #include "util/timers.h"
 
-#ifdef RAD_HAVE_CUDA
 #include "cuda/bvh_trace_batch.h"
 #include "cuda/device_info.h"
-#endif
 
 namespace {
 
@@ -102,7 +100,6 @@ int main(int argc, char **argv) {
   });
   Report("bvh_host_closest_hit", rays, s, positives);
 
-#ifdef RAD_HAVE_CUDA
   if (rad::CudaDeviceCount() > 0) {
     std::vector<rad::BvhRay> batch(static_cast<size_t>(rays));
     for (size_t k = 0; k < batch.size(); ++k) {
@@ -120,9 +117,6 @@ int main(int argc, char **argv) {
   } else {
     std::printf("device: none (%s)\n", rad::DescribeCudaDevices().c_str());
   }
-#else
-  std::printf("device: none (built without CUDA)\n");
-#endif
   MPI_Finalize();
   return 0;
 }

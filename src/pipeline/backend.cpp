@@ -12,48 +12,22 @@
 #include "util/agree.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
-
-// The one switch on CUDA outside cuda/: the headers of cuda/ are plain C++ and includable anywhere, but their
-// functions exist only when cuda/ is built.
-#ifdef RAD_HAVE_CUDA
+// The GPU's entry points: cuda/*.cu in a build with CUDA, cuda/without_cuda.cpp (no device) in one without.
 #include "cuda/device_info.h"
 #include "cuda/device_select.h"
 #include "cuda/gpu_form_factors.h"
 #include "cuda/gpu_path_tracer.h"
 #include "cuda/gpu_renderer.h"
 #include "cuda/gpu_solver.h"
-#define RAD_GPU(call) call
-#define RAD_CUDA_COMPILED_IN true
-#else
-namespace rad {
-// Stands for the value of a GPU call in a build without one. Never reached: ResolveBackend gives Backend::kGpu
-// only in a build with CUDA.
-struct GpuNotCompiledIn {
-  template <typename T>
-  operator T() const {
-    RAD_FATAL("the GPU backend was resolved in a build without CUDA");
-  }
-};
-}  // namespace rad
-#define RAD_GPU(call) ::rad::GpuNotCompiledIn()
-#define RAD_CUDA_COMPILED_IN false
-#endif
 
 namespace rad {
 
 namespace {
 
-constexpr bool GpuCompiledIn() { return RAD_CUDA_COMPILED_IN; }
-
-int GpuCount() {
-  if (!GpuCompiledIn()) return 0;
-  return RAD_GPU(CudaDeviceCount());
-}
-
-// The devices found, or why there is none to use on this rank, in words.
+// The devices found or, in a build without CUDA, why there are none.
 std::string WhyNoGpu() {
-  if (!GpuCompiledIn()) return "this build has no CUDA backend (nvcc was not found when it was configured)";
-  return RAD_GPU(DescribeCudaDevices());
+  if (!CudaCompiledIn()) return "this build has no CUDA backend (nvcc was not found when it was configured)";
+  return DescribeCudaDevices();
 }
 
 }  // namespace
@@ -64,7 +38,7 @@ Backend ResolveBackend(MPI_Comm comm, const std::string &requested) {
   if (requested == "cpu") return Backend::kCpu;
   if (requested != "auto" && requested != "gpu")
     throw InputError("--backend must be auto, cpu or gpu, not '" + requested + "'");
-  const bool mine = GpuCount() > 0;
+  const bool mine = CudaDeviceCount() > 0;
   const std::string why = WhyNoGpu();
   int all = 0;
   const int mineInt = mine ? 1 : 0;
@@ -82,8 +56,8 @@ void AnnounceBackend(MPI_Comm comm, const std::string &requested, Backend backen
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   if (rank != 0 || quiet || requested != "auto" || backend != Backend::kCpu) return;
-  const std::string why = !GpuCompiledIn()  ? "this build has no CUDA backend"
-                          : GpuCount() > 0 ? "not every rank has one"
+  const std::string why = !CudaCompiledIn()  ? "this build has no CUDA backend"
+                          : CudaDeviceCount() > 0 ? "not every rank has one"
                                            : WhyNoGpu();
   std::fprintf(stderr, "radiosity: notice: no CUDA device for every rank (%s); using the CPU backend\n", why.c_str());
 }
@@ -91,18 +65,18 @@ void AnnounceBackend(MPI_Comm comm, const std::string &requested, Backend backen
 std::string BackendsDescription() {
   std::string s = "backends: cpu (Embree " + std::to_string(RTC_VERSION_MAJOR) + "." +
                   std::to_string(RTC_VERSION_MINOR) + ")";
-  if (GpuCompiledIn()) s += ", gpu (CUDA, compiled in); " + WhyNoGpu();
+  if (CudaCompiledIn()) s += ", gpu (CUDA, compiled in); " + WhyNoGpu();
   else s += "; gpu: not compiled in (nvcc was not found at build time)";
   return s;
 }
 
 void SelectDevice(MPI_Comm comm, Backend backend) {
-  if (backend == Backend::kGpu) RAD_GPU(SelectCudaDevice(comm));
+  if (backend == Backend::kGpu) SelectCudaDevice(comm);
 }
 
 double FormFactorStagingBytes(Backend backend, bool floatRows) {
   if (backend != Backend::kGpu || !floatRows) return 0;
-  return RAD_GPU(double(kGpuStagingEntries) * sizeof(double));
+  return double(kGpuStagingEntries) * sizeof(double);
 }
 
 namespace {
@@ -124,7 +98,7 @@ void ComputeRows(Backend backend, const Scene &scene, const Meshing &meshing, Fo
     }
     // No MPI inside: a failed allocation on one rank is agreed on afterwards, so that all stop together.
     AllocateOnEveryRank(owners.comm, "the rank's rows of F", [&] {
-      RAD_GPU(ComputeRowsGpu(geometry, bvh, rows, options, out, timers, counters, showProgress));
+      ComputeRowsGpu(geometry, bvh, rows, options, out, timers, counters, showProgress);
     });
     return;
   }
@@ -155,13 +129,13 @@ void ComputeFormFactorRows(Backend backend, const Scene &scene, const Meshing &m
 
 SolverResult SolveRadiosityOn(Backend backend, MPI_Comm comm, const LocalSystem &system, const SolverOptions &options,
                               PhaseTimers &timers) {
-  if (backend == Backend::kGpu) return RAD_GPU(SolveRadiosityGpu(comm, system, options, timers));
+  if (backend == Backend::kGpu) return SolveRadiosityGpu(comm, system, options, timers);
   return SolveRadiosity(comm, system, options, timers);
 }
 
 Image RenderRadiosityOn(Backend backend, MPI_Comm comm, const std::vector<Patch> &patches,
                         const std::vector<double> &radiance, const Camera &camera, const RenderOptions &options) {
-  if (backend == Backend::kGpu) return RAD_GPU(RenderRadiosityGpu(comm, patches, radiance, camera, options));
+  if (backend == Backend::kGpu) return RenderRadiosityGpu(comm, patches, radiance, camera, options);
   return RenderRadiosity(comm, patches, radiance, camera, options);
 }
 
@@ -169,16 +143,14 @@ Image RenderRadiosityOn(Backend backend, MPI_Comm comm, const std::vector<Patch>
 
 struct PathTraceBackend::Tracers {
   std::unique_ptr<PathTracer> cpu;
-#ifdef RAD_HAVE_CUDA
   std::unique_ptr<GpuPathTracer> gpu;
-#endif
 };
 
 PathTraceBackend::PathTraceBackend(Backend backend, const Scene &scene, const PathTraceSettings &settings,
                                    long long gpuPathsPerBatch)
     : tracers_(std::make_unique<Tracers>()), gpuPathsPerBatch_(gpuPathsPerBatch) {
   if (backend == Backend::kCpu) tracers_->cpu = std::make_unique<PathTracer>(scene, settings);
-  else RAD_GPU(tracers_->gpu = std::make_unique<GpuPathTracer>(MPI_COMM_WORLD, scene, settings));
+  else tracers_->gpu = std::make_unique<GpuPathTracer>(MPI_COMM_WORLD, scene, settings);
 }
 
 PathTraceBackend::~PathTraceBackend() = default;
@@ -186,15 +158,15 @@ PathTraceBackend::~PathTraceBackend() = default;
 Image PathTraceBackend::Render(MPI_Comm comm, const Camera &camera, int samplesPerPixel, uint64_t seed,
                                RayCounts *rays, bool showProgress) const {
   if (tracers_->cpu) return RenderPathTraced(comm, *tracers_->cpu, camera, samplesPerPixel, seed, rays, showProgress);
-  return RAD_GPU(tracers_->gpu->Render(comm, camera, samplesPerPixel, seed, gpuPathsPerBatch_, rays, showProgress));
+  return tracers_->gpu->Render(comm, camera, samplesPerPixel, seed, gpuPathsPerBatch_, rays, showProgress);
 }
 
 PatchEstimates PathTraceBackend::EstimatePatches(MPI_Comm comm, const std::vector<Patch> &patches, int pointsPerPatch,
                                                  uint64_t seed, RayCounts *rays, bool showProgress) const {
   if (tracers_->cpu)
     return rad::EstimatePatches(comm, *tracers_->cpu, patches, pointsPerPatch, seed, rays, showProgress);
-  return RAD_GPU(
-      tracers_->gpu->EstimatePatches(comm, patches, pointsPerPatch, seed, gpuPathsPerBatch_, rays, showProgress));
+  return 
+      tracers_->gpu->EstimatePatches(comm, patches, pointsPerPatch, seed, gpuPathsPerBatch_, rays, showProgress);
 }
 
 const char *PathTraceBackend::Describe() const { return tracers_->cpu ? "CPU (Embree)" : "GPU (wavefront)"; }

@@ -1,7 +1,8 @@
 // The backend dispatch: where each stage's work runs, the CPU (Embree and the rank's cores) or the rank's
-// GPU (cuda/). This header and backend.cpp are the only code outside cuda/ that knows whether CUDA is compiled
-// in; a stage names a Backend and calls one of the functions below, and a build without CUDA never resolves
-// Backend::kGpu (ResolveBackend refuses it), so its GPU branches are never reached.
+// GPU (cuda/). The only code outside cuda/ that calls the GPU: a stage names a Backend and calls one of the
+// functions below. Whether CUDA is compiled in is decided by CMake alone: a build without it links
+// cuda/without_cuda.cpp, whose GPU has no device, so ResolveBackend never gives Backend::kGpu there and no
+// source file needs to know (no #ifdef).
 #pragma once
 
 #include <mpi.h>
