@@ -13,6 +13,7 @@ CommandRunner AddPathTraceCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand(
       "pathtrace", "Reference image and per-patch radiance by unbiased path tracing (CPU or GPU), in radiosity's units");
   auto o = std::make_shared<PathTraceJobOptions>();
+  auto execution = std::make_shared<ExecutionOptions>();
   AddSceneInputOptions(*cmd, o->input, "Scene", true);
   cmd->add_option("--output", o->png, "Image to write, by its extension: .png (8-bit sRGB) or .exr (linear float32 RGB)");
   cmd->add_option("--exr", o->exr, "Linear HDR image to write (OpenEXR, float32 RGB radiance)");
@@ -37,15 +38,13 @@ CommandRunner AddPathTraceCommand(CLI::App &app) {
       ->capture_default_str()->check(CLI::Range(2, 1 << 24));
   AddMeshingOptions(*cmd, o->meshing,
                     "Patches of --patch-estimates: every polygon split into 4^K (as `formfactors --subdiv`)");
-  AddExecutionOptions(*cmd, o->execution, {true, false, false});
+  AddExecutionOptions(*cmd, *execution);
   AddTimingsOption(*cmd, o->timings);
-  AddExecutionOptions(*cmd, o->execution, {false, false, true});
   cmd->add_option("--gpu-batch", o->gpuBatch,
                   "GPU backend: paths in flight per batch (device memory: about 300 bytes each)")
       ->capture_default_str()->check(CLI::Range(1LL, 1LL << 28));
-  AddExecutionOptions(*cmd, o->execution, {false, true, false});
-  return [o]() {
-    Execution exec(o->execution);
+  return [o, execution]() {
+    Execution exec(*execution);
     return RunPathTraceJob(*o, exec);
   };
 }

@@ -13,9 +13,9 @@ CommandRunner AddRunCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand(
       "run", "The whole job: form factors (kept in memory), distributed solve and image, into one output folder");
   auto o = std::make_shared<RunJobOptions>();
+  auto execution = std::make_shared<ExecutionOptions>();
   o->formFactors.meshing.subdiv = 3;  // a job that ends in an image needs patches smaller than the polygons
   AddFormFactorJobOptions(*cmd, o->formFactors, false);
-  AddExecutionOptions(*cmd, o->execution);
   cmd->add_option("--output-dir", o->outputDir,
                   "Folder for radiosity.h5, image.png, image.exr, timings.json, summary.txt (created if missing)")
       ->required();
@@ -24,8 +24,9 @@ CommandRunner AddRunCommand(CLI::App &app) {
   cmd->add_flag("--ply", o->ply, "Also write radiosity.ply: the patch mesh with per-vertex radiance");
   AddSolveStepOptions(*cmd, o->solve);
   AddRenderStepOptions(*cmd, o->render);
-  return [o]() {
-    Execution exec(o->execution);
+  AddExecutionOptions(*cmd, *execution);
+  return [o, execution]() {
+    Execution exec(*execution);
     return RunWholeJob(*o, exec);
   };
 }

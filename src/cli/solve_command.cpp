@@ -10,6 +10,7 @@ namespace rad {
 CommandRunner AddSolveCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand("solve", "Solve for the radiosity of every patch, with F distributed over the ranks");
   auto o = std::make_shared<SolveJobOptions>();
+  auto execution = std::make_shared<ExecutionOptions>();
   cmd->add_option("--formfactors", o->formfactors,
                   "Form factors: an HDF5 file of `formfactors` or `export --format csr`, or a raw, MatrixMarket or "
                   "PETSc binary matrix (format found from the file's content; then give --input and --subdiv)")
@@ -20,11 +21,11 @@ CommandRunner AddSolveCommand(CLI::App &app) {
   cmd->add_option("--output", o->output, "HDF5 file to write: /patches and /radiosity (CONTRACTS.md)")->required();
   AddSolveStepOptions(*cmd, o->step);
   AddDistributionOption(*cmd, o->distribution);
-  AddExecutionOptions(*cmd, o->execution);
+  AddExecutionOptions(*cmd, *execution);
   AddTimingsOption(*cmd, o->timings);
   AddMemoryLimitOption(*cmd, o->memoryLimit);
-  return [o]() {
-    Execution exec(o->execution);
+  return [o, execution]() {
+    Execution exec(*execution);
     return RunSolveJob(*o, exec);
   };
 }

@@ -11,6 +11,8 @@ namespace rad {
 CommandRunner AddVplCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand("vpl", "Instant radiosity: render a scene lit by virtual point lights (PNG, EXR)");
   auto o = std::make_shared<VplJobOptions>();
+  auto execution = std::make_shared<ExecutionOptions>();
+  execution->backend = "cpu";  // the VPL renderer runs on the CPU (no --backend)
   o->step.samplesPerPixel = 1;  // the help shows this default; each sample is a full VPL image
   AddSceneInputOptions(*cmd, o->input, "Scene", true);
   cmd->get_option("--input")->check(CLI::ExistingFile);
@@ -34,11 +36,10 @@ CommandRunner AddVplCommand(CLI::App &app) {
   cmd->add_flag("--interleave", o->vpl.interleave,
                 "Interleaved sampling: 3x3 VPL subsets over 3x3 pixel tiles, recombined by a discontinuity buffer");
   cmd->add_option("--seed", o->step.seed, "Seed of the Halton scrambling and the pixel jitter")->capture_default_str();
-  AddExecutionOptions(*cmd, o->execution, {true, false, false});
+  AddExecutionOptions(*cmd, *execution, {true, true, false});
   AddTimingsOption(*cmd, o->timings);
-  AddExecutionOptions(*cmd, o->execution, {false, true, false});
-  return [o]() {
-    Execution exec(o->execution);
+  return [o, execution]() {
+    Execution exec(*execution);
     return RunVplJob(*o, exec);
   };
 }

@@ -25,7 +25,6 @@ struct PathTraceJobOptions {
   Meshing meshing;
   unsigned long long seed = 1;
   double exposure = 0;
-  ExecutionOptions execution;
   long long gpuBatch = kGpuPathsPerBatch;
 };
 

@@ -10,7 +10,6 @@ namespace rad {
 
 struct RenderJobOptions {
   std::string radiosity, timings;
-  ExecutionOptions execution;
   RenderStepOptions step;
 };
 

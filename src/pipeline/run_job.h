@@ -15,7 +15,6 @@ namespace rad {
 struct RunJobOptions {
   std::string outputDir;
   bool saveFormFactors = false, raw = false, ply = false;
-  ExecutionOptions execution;
   FormFactorJobOptions formFactors;
   SolveStepOptions solve;
   RenderStepOptions render;

@@ -17,7 +17,6 @@ struct SolveJobOptions {
   Distribution distribution = Distribution::kCyclic;
   SceneInput input;
   Meshing meshing;
-  ExecutionOptions execution;
   std::string memoryLimit;
   SolveStepOptions step;
 };

@@ -14,7 +14,6 @@ namespace rad {
 struct VplJobOptions {
   SceneInput input;
   std::string timings;
-  ExecutionOptions execution{0, false, "cpu"};  // the VPL renderer runs on the CPU
   VplOptions vpl;
   RenderStepOptions step;
 };
