@@ -113,15 +113,21 @@ std::string PlyHeader(const char *format, size_t faces) {
          "\nproperty list uchar int vertex_indices\nend_header\n";
 }
 
-std::string AsciiPly(const std::vector<std::vector<int>> &faces) {
-  std::string text = PlyHeader("ascii", faces.size());
-  for (Vec3 v : kBox) text += Point(v) + "\n";
+// The faces as text lines "count i j k ...", as ASCII PLY and OFF both write them.
+std::string FaceLines(const std::vector<std::vector<int>> &faces) {
+  std::string text;
   for (const auto &f : faces) {
     text += std::to_string(f.size());
     for (int i : f) text += " " + std::to_string(i);
     text += "\n";
   }
   return text;
+}
+
+std::string AsciiPly(const std::vector<std::vector<int>> &faces) {
+  std::string text = PlyHeader("ascii", faces.size());
+  for (Vec3 v : kBox) text += Point(v) + "\n";
+  return text + FaceLines(faces);
 }
 
 std::string BinaryPly(const std::vector<std::vector<int>> &faces, bool bigEndian = false) {
@@ -147,12 +153,7 @@ std::string BinaryPly(const std::vector<std::vector<int>> &faces, bool bigEndian
 std::string Off(const std::vector<std::vector<int>> &faces) {
   std::string text = "OFF\n# a box\n" + std::to_string(kBox.size()) + " " + std::to_string(faces.size()) + " 0\n";
   for (Vec3 v : kBox) text += Point(v) + "\n";
-  for (const auto &f : faces) {
-    text += std::to_string(f.size());
-    for (int i : f) text += " " + std::to_string(i);
-    text += "\n";
-  }
-  return text;
+  return text + FaceLines(faces);
 }
 
 // glTF buffer: the positions (float VEC3) then the triangles' indices (uint32).

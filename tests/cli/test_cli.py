@@ -650,21 +650,27 @@ class TestBadInput(CliTestCase):
                 self.assertTrue(proc.stdout.strip(), "help text expected on stdout")
 
 
-def main():
+def run_tests(script, mpi=True, announce=False):
+    """The main of every CLI test script: checks that the executable, meshes/ and (with `mpi`) the MPI launcher
+    are there (exit 2 saying which is missing), optionally says what it runs, then runs the script's tests."""
+    name = os.path.basename(script)
+    missing = []
     if not os.access(EXE, os.X_OK):
-        sys.stderr.write("test_cli.py: radiosity executable not found: %s (set RAD_EXE)\n" % EXE)
-        return 2
+        missing.append("radiosity executable not found: %s (set RAD_EXE)" % EXE)
     if not os.path.isdir(MESHES):
-        sys.stderr.write("test_cli.py: meshes/ not found under %s (set RAD_SOURCE_DIR)\n" % SOURCE_DIR)
+        missing.append("meshes/ not found under %s (set RAD_SOURCE_DIR)" % SOURCE_DIR)
+    if mpi and shutil.which(MPIEXEC) is None:
+        missing.append("MPI launcher not found: %s (set RAD_MPIEXEC)" % MPIEXEC)
+    for problem in missing:
+        sys.stderr.write("%s: %s\n" % (name, problem))
+    if missing:
         return 2
-    if shutil.which(MPIEXEC) is None:
-        sys.stderr.write("test_cli.py: MPI launcher not found: %s (set RAD_MPIEXEC)\n" % MPIEXEC)
-        return 2
-    sys.stderr.write("radiosity: %s\nlauncher: %s\nsource: %s\n"
-                     % (EXE, " ".join([MPIEXEC] + MPIEXEC_FLAGS), SOURCE_DIR))
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2, exit=False)
+    if announce:
+        sys.stderr.write("radiosity: %s\nlauncher: %s\nsource: %s\n"
+                         % (EXE, " ".join([MPIEXEC] + MPIEXEC_FLAGS), SOURCE_DIR))
+    program = unittest.main(module="__main__", argv=[sys.argv[0]] + sys.argv[1:], verbosity=2, exit=False)
     return 0 if program.result.wasSuccessful() else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests(__file__, announce=True))

@@ -413,13 +413,5 @@ class TestPatches(CompareTestCase):
         self.expect_input_error(["compare", self.rad_hi, self.rad_lo, "--heatmap", self.path("h.png")], ["--heatmap"])
 
 
-def main():
-    if not os.access(test_cli.EXE, os.X_OK):
-        sys.stderr.write("test_compare.py: radiosity executable not found: %s (set RAD_EXE)\n" % test_cli.EXE)
-        return 2
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(test_cli.run_tests(__file__, mpi=False))

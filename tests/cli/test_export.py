@@ -15,7 +15,6 @@ import re
 import shutil
 import sys
 import tempfile
-import unittest
 
 import h5py
 import numpy as np
@@ -328,16 +327,5 @@ class TestExportErrors(ExportTestCase):
                                       names=[os.path.basename(path)], clean_dir=self.outputs)
 
 
-def main():
-    if not os.access(test_cli.EXE, os.X_OK):
-        sys.stderr.write("test_export.py: radiosity executable not found: %s (set RAD_EXE)\n" % test_cli.EXE)
-        return 2
-    if shutil.which(test_cli.MPIEXEC) is None:
-        sys.stderr.write("test_export.py: MPI launcher not found: %s (set RAD_MPIEXEC)\n" % test_cli.MPIEXEC)
-        return 2
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(test_cli.run_tests(__file__))

@@ -14,10 +14,8 @@ Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_formats.py [-v] [u
 import base64
 import json
 import os
-import shutil
 import struct
 import sys
-import unittest
 
 import h5py
 import numpy as np
@@ -268,16 +266,5 @@ class TestFormats(CliTestCase):
         self.assertTrue(os.path.getsize(self.path("p.png")) > 0 and os.path.getsize(self.path("v.png")) > 0)
 
 
-def main():
-    if not os.access(test_cli.EXE, os.X_OK):
-        sys.stderr.write("test_formats.py: radiosity executable not found: %s (set RAD_EXE)\n" % test_cli.EXE)
-        return 2
-    if shutil.which(test_cli.MPIEXEC) is None:
-        sys.stderr.write("test_formats.py: MPI launcher not found: %s (set RAD_MPIEXEC)\n" % test_cli.MPIEXEC)
-        return 2
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(test_cli.run_tests(__file__))

@@ -10,11 +10,11 @@ Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_generators.py [-v]
 import os
 import subprocess
 import sys
-import unittest
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_cli  # noqa: E402
 from test_cli import CliTestCase, read_f, run  # noqa: E402
 
 SOURCE = os.environ.get("RAD_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -118,4 +118,4 @@ class GeneratorTest(CliTestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    sys.exit(test_cli.run_tests(__file__))

@@ -13,11 +13,9 @@ Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_memory.py [-v] [un
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
-import unittest
 
 import h5py
 import numpy as np
@@ -311,18 +309,5 @@ class TestFloatHalvesTheMemory(MemoryTestCase):
                 self.assertTrue(np.array_equal(F, reference.astype(np.float32)))
 
 
-def main():
-    if not os.access(test_cli.EXE, os.X_OK):
-        sys.stderr.write("test_memory.py: radiosity executable not found: %s (set RAD_EXE)\n" % test_cli.EXE)
-        return 2
-    if shutil.which(test_cli.MPIEXEC) is None:
-        sys.stderr.write("test_memory.py: MPI launcher not found: %s (set RAD_MPIEXEC)\n" % test_cli.MPIEXEC)
-        return 2
-    sys.stderr.write("radiosity: %s\nlauncher: %s\nsource: %s\n"
-                     % (test_cli.EXE, " ".join([test_cli.MPIEXEC] + test_cli.MPIEXEC_FLAGS), test_cli.SOURCE_DIR))
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(test_cli.run_tests(__file__, announce=True))

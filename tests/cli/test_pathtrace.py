@@ -12,9 +12,7 @@ Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_pathtrace.py [-v] 
 
 import json
 import os
-import shutil
 import sys
-import unittest
 
 import h5py
 import numpy as np
@@ -138,16 +136,5 @@ class TestPathTrace(PipelineTestCase):
         self.assertEqual(sorted(os.listdir(self.tmp)), [], "no output after a failure")
 
 
-def main():
-    if not os.access(test_cli.EXE, os.X_OK):
-        sys.stderr.write("test_pathtrace.py: radiosity executable not found: %s (set RAD_EXE)\n" % test_cli.EXE)
-        return 2
-    if shutil.which(test_cli.MPIEXEC) is None:
-        sys.stderr.write("test_pathtrace.py: MPI launcher not found: %s (set RAD_MPIEXEC)\n" % test_cli.MPIEXEC)
-        return 2
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(test_cli.run_tests(__file__))

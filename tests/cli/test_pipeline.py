@@ -671,18 +671,5 @@ class TestRenderRanks(PipelineTestCase):
         self.assertTrue(files[1][1] == files[3][1], "EXR at 3 ranks differs from the EXR at 1 rank")
 
 
-def main():
-    if not os.access(test_cli.EXE, os.X_OK):
-        sys.stderr.write("test_pipeline.py: radiosity executable not found: %s (set RAD_EXE)\n" % test_cli.EXE)
-        return 2
-    if shutil.which(test_cli.MPIEXEC) is None:
-        sys.stderr.write("test_pipeline.py: MPI launcher not found: %s (set RAD_MPIEXEC)\n" % test_cli.MPIEXEC)
-        return 2
-    sys.stderr.write("radiosity: %s\nlauncher: %s\nsource: %s\n"
-                     % (test_cli.EXE, " ".join([test_cli.MPIEXEC] + test_cli.MPIEXEC_FLAGS), test_cli.SOURCE_DIR))
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(test_cli.run_tests(__file__, announce=True))

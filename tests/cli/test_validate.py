@@ -242,4 +242,4 @@ class TestValidate(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    sys.exit(test_cli.main())
+    sys.exit(test_cli.run_tests(__file__))

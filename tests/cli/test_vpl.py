@@ -10,9 +10,7 @@ Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_vpl.py [-v] [unitt
 
 import json
 import os
-import shutil
 import sys
-import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_cli  # noqa: E402  (helpers shared with the CLI tests)
@@ -91,16 +89,5 @@ class TestVpl(CliTestCase):
             self.assertFalse(os.path.exists(self.path("a.png")), "no output after an error")
 
 
-def main():
-    if not os.access(test_cli.EXE, os.X_OK):
-        sys.stderr.write("test_vpl.py: radiosity executable not found: %s (set RAD_EXE)\n" % test_cli.EXE)
-        return 2
-    if shutil.which(test_cli.MPIEXEC) is None:
-        sys.stderr.write("test_vpl.py: MPI launcher not found: %s (set RAD_MPIEXEC)\n" % test_cli.MPIEXEC)
-        return 2
-    program = unittest.main(argv=[sys.argv[0]] + sys.argv[1:], verbosity=2, exit=False)
-    return 0 if program.result.wasSuccessful() else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(test_cli.run_tests(__file__))
