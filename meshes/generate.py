@@ -60,6 +60,25 @@ def frame(outer, inner, y, normal):
     return [(q, normal) for q in quads]
 
 
+class atomic:
+    """A text file written as PATH.partial and renamed to PATH on success; removed on failure."""
+
+    def __init__(self, path):
+        self.path, self.partial = path, path + ".partial"
+
+    def __enter__(self):
+        self.fh = open(self.partial, "w")
+        return self.fh
+
+    def __exit__(self, kind, value, traceback):
+        self.fh.close()
+        if kind is None:
+            os.replace(self.partial, self.path)
+        elif os.path.exists(self.partial):
+            os.remove(self.partial)
+        return False
+
+
 class Scene:
     def __init__(self):
         self.vertices, self.index, self.groups = [], {}, {}
@@ -78,13 +97,15 @@ class Scene:
         return sum(len(f) for f in self.groups.values())
 
     def write(self, path, materials, comment):
+        """Writes the MTL, then the OBJ, each as PATH.partial renamed when complete (as radiosity writes its
+        files): a failed write leaves no file that looks whole."""
         mtl = os.path.splitext(path)[0] + ".mtl"
-        with open(mtl, "w") as fh:
+        with atomic(mtl) as fh:
             fh.write("# Materials of %s (meshes/generate.py). Kd: diffuse reflectance, Ke: emitted radiance.\n"
                      % os.path.basename(path))
             for name, (kd, ke) in materials.items():
                 fh.write("newmtl %s\nKd %g %g %g\nKe %g %g %g\n" % ((name,) + kd + ke))
-        with open(path, "w") as fh:
+        with atomic(path) as fh:
             fh.write("# %s\n# Written by meshes/generate.py: %d polygons.\n\nmtllib %s\n\n"
                      % (comment, self.polygons(), os.path.basename(mtl)))
             for v in self.vertices:
@@ -195,7 +216,10 @@ def main():
         if args.seed < 0:
             fail("--seed must be 0 or more, not %d" % args.seed)
         scene, materials, comment = city(int(parts[0]), int(parts[1]), args.seed, args.sky_light)
-    scene.write(args.output, materials, comment)
+    try:
+        scene.write(args.output, materials, comment)
+    except OSError as e:
+        fail("%s: cannot write the scene (%s)" % (args.output, e.strerror or e))
     print("%s: %d polygons" % (args.output, scene.polygons()))
 
 
