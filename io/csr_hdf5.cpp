@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "util/agree.h"
+#include "util/error.h"
 #include "util/memory_budget.h"
 #include "util/mpi_check.h"
 
@@ -52,12 +53,21 @@ std::vector<hsize_t> Dims(hid_t file, const std::string &path, const char *name,
 
 }  // namespace
 
-void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const DenseRows &rows, const RowCounts &counts,
-                         Precision precision, const Attributes &attributes, long long blockEntries) {
+namespace {
+
+// The CSR datasets of rows [firstRow, firstRow + kept.size()) of an n x n matrix, whatever holds them:
+// `appendRows(begin, end, columns, values, narrow)` appends the entries of local rows [begin, end) in order.
+// `perRow` datasets (float64 [N]) are written alongside, each rank its rows.
+template <typename AppendRows>
+void WriteCsr(MPI_Comm comm, hid_t file, long long n, long long firstRow, const std::vector<long long> &kept,
+              const std::vector<std::pair<const char *, const std::vector<double> *>> &perRow, Precision precision,
+              const Attributes &attributes, long long blockEntries, AppendRows &&appendRows) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  const long long n = rows.n;
-  const RankOffset nnz = ExclusiveScan(comm, counts.keptTotal);
+  const long long rowCount = (long long)kept.size();
+  long long keptTotal = 0;
+  for (long long k : kept) keptTotal += k;
+  const RankOffset nnz = ExclusiveScan(comm, keptTotal);
   H5Handle group(RAD_H5(H5Gcreate2(file, "formfactors", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
 
   // indptr: rank 0 also writes the leading 0, so every rank's part is one range even when it owns no row.
@@ -66,12 +76,12 @@ void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const DenseRows &rows, const
     std::vector<long long> ptr;
     if (rank == 0) ptr.push_back(0);
     long long running = nnz.before;
-    for (long long kept : counts.kept) ptr.push_back(running += kept);
-    Write1d(dset, rank == 0 ? 0 : rows.firstRow + 1, (long long)ptr.size(), ptr.data(), H5T_NATIVE_LLONG);
+    for (long long k : kept) ptr.push_back(running += k);
+    Write1d(dset, rank == 0 ? 0 : firstRow + 1, (long long)ptr.size(), ptr.data(), H5T_NATIVE_LLONG);
   }
-  {
-    H5Handle dset = Create1d(group, "dropped_row_sum", H5T_IEEE_F64LE, n);
-    if (n > 0) Write1d(dset, rows.firstRow, rows.rowCount, counts.dropped.data(), H5T_NATIVE_DOUBLE);
+  for (const auto &[name, values] : perRow) {
+    H5Handle dset = Create1d(group, name, H5T_IEEE_F64LE, n);
+    if (n > 0) Write1d(dset, firstRow, rowCount, values->data(), H5T_NATIVE_DOUBLE);
   }
   H5Handle indices = Create1d(group, "indices", H5T_STD_I64LE, nnz.total);
   const bool asFloat = precision == Precision::kFloat;
@@ -81,18 +91,11 @@ void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const DenseRows &rows, const
     std::vector<long long> columns;
     std::vector<double> values;
     std::vector<float> narrow;
-    for (const auto &[begin, end] : RowBlocks(comm, rows.rowCount, n, blockEntries)) {
+    for (const auto &[begin, end] : RowBlocks(comm, rowCount, n, blockEntries)) {
       columns.clear();
       values.clear();
       narrow.clear();
-      for (long long r = begin; r < end; ++r)
-        for (long long j = 0; j < n; ++j) {
-          const double v = rows.At(r, j);
-          if (!rows.Keeps(v)) continue;
-          columns.push_back(j);
-          if (asFloat) narrow.push_back(float(v));
-          else values.push_back(v);
-        }
+      appendRows(begin, end, columns, values, narrow);
       const long long count = (long long)columns.size();
       Write1d(indices, written, count, columns.data(), H5T_NATIVE_LLONG);
       // Converted here, not by HDF5: a type conversion would turn the collective write into independent ones.
@@ -103,6 +106,48 @@ void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const DenseRows &rows, const
   }
   for (const auto &[k, v] : attributes.strings) WriteStringAttribute(group, k, v);
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(group, k, v);
+}
+
+}  // namespace
+
+void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const DenseRows &rows, const RowCounts &counts,
+                         Precision precision, const Attributes &attributes, long long blockEntries) {
+  const bool asFloat = precision == Precision::kFloat;
+  WriteCsr(comm, file, rows.n, rows.firstRow, counts.kept, {{"dropped_row_sum", &counts.dropped}}, precision,
+           attributes, blockEntries,
+           [&](long long begin, long long end, std::vector<long long> &columns, std::vector<double> &values,
+               std::vector<float> &narrow) {
+             for (long long r = begin; r < end; ++r)
+               for (long long j = 0; j < rows.n; ++j) {
+                 const double v = rows.At(r, j);
+                 if (!rows.Keeps(v)) continue;
+                 columns.push_back(j);
+                 if (asFloat) narrow.push_back(float(v));
+                 else values.push_back(v);
+               }
+           });
+}
+
+void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const FormFactorRows &f, const std::vector<double> &skyViewFactor,
+                         const Attributes &attributes, long long blockEntries) {
+  RAD_CHECK(f.IsCsr(), "WriteCsrFormFactors: the rows are not CSR");
+  for (size_t r = 1; r < f.rows.size(); ++r)
+    RAD_CHECK(f.rows[r] == f.rows[0] + (long long)r, "WriteCsrFormFactors: a CSR file needs block rows");
+  std::vector<long long> kept(f.RowCount());
+  for (size_t r = 0; r < kept.size(); ++r) kept[r] = f.indptr[r + 1] - f.indptr[r];
+  std::vector<std::pair<const char *, const std::vector<double> *>> perRow;
+  if (f.dropped.size() == f.RowCount()) perRow.emplace_back("dropped_row_sum", &f.dropped);
+  if (skyViewFactor.size() == f.RowCount()) perRow.emplace_back("sky_view_factor", &skyViewFactor);
+  const bool asFloat = f.precision == Precision::kFloat;
+  WriteCsr(comm, file, f.n, f.rows.empty() ? 0 : f.rows[0], kept, perRow, f.precision, attributes, blockEntries,
+           [&](long long begin, long long end, std::vector<long long> &columns, std::vector<double> &values,
+               std::vector<float> &narrow) {
+             for (long long k = f.indptr[size_t(begin)]; k < f.indptr[size_t(end)]; ++k) {
+               columns.push_back(f.columns[size_t(k)]);
+               if (asFloat) narrow.push_back(f.f32[size_t(k)]);
+               else values.push_back(f.f64[size_t(k)]);
+             }
+           });
 }
 
 CsrLayout InspectCsr(hid_t file, const std::string &path, long long n) {

@@ -16,6 +16,12 @@
 
 namespace rad {
 
+// Collective: the same from a rank's CSR rows (the sparse operator's; block rows, so that each rank's part
+// of every dataset is one range), with /formfactors/dropped_row_sum from f.dropped when known and
+// /formfactors/sky_view_factor when `skyViewFactor` has one value per row.
+void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const FormFactorRows &f, const std::vector<double> &skyViewFactor,
+                         const Attributes &attributes, long long blockEntries = kExportBlockEntries);
+
 // Collective: creates the /formfactors group in `file` (opened for MPI I/O, e.g. RadiosityFileWriter::File()) and
 // writes the CSR datasets, with `attributes` on the group.
 void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const DenseRows &rows, const RowCounts &counts,

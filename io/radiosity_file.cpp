@@ -134,6 +134,7 @@ void WriteFormFactorDataset(hid_t file, long long n, hid_t fileType, const Attri
 }  // namespace
 
 void RadiosityFileWriter::WriteFormFactors(const FormFactorRows &f, const Attributes &attributes) {
+  RAD_CHECK(f.IsDense(), "WriteFormFactors: CSR rows are written by WriteCsrFormFactors");
   // Stored as held, so that HDF5 converts nothing (a type conversion would break collective I/O).
   const bool narrow = f.precision == Precision::kFloat;
   const long long n = f.n;

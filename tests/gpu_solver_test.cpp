@@ -280,7 +280,7 @@ TEST(GpuSolver, StoppingRulesWhenEverySweepIsMeasured) {
 TEST(GpuSolver, NoDeviceIsAnInputError) {
   if (CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device is present: " << DescribeCudaDevices();
   const SyntheticSystem s(4, 1);
-  const FormFactorRows rows{s.n, {0, 1, 2, 3}, Precision::kDouble, s.f, {}};
+  const FormFactorRows rows{s.n, {0, 1, 2, 3}, Precision::kDouble, Storage::kDense, s.f, {}};
   LocalSystem local;
   local.F = &rows;
   local.reflectance = s.rho;

@@ -103,6 +103,14 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
   AddDistributionOption(cmd, o.distribution);
   cmd.add_flag("--normalize-rows", o.normalizeRows,
                "Scale every row to sum to 1 (the reference paper's behaviour; hides closure errors)");
+  AddChoice(cmd, "--operator", o.op, {{"dense", FormFactorOperator::kDense}, {"sparse", FormFactorOperator::kSparse}},
+            "How F is computed and held: dense (every entry, N^2 memory) or sparse (CSR: only the pairs with F_ij "
+            "or F_ji at or above --drop-below, found without visiting the others, so the cost follows the "
+            "entries kept; block rows, CPU cores)");
+  cmd.add_option("--drop-below", o.dropBelow,
+                 "The sparse operator's threshold: a pair is kept when F_ij or F_ji reaches it and dropped both "
+                 "ways otherwise; each row's dropped sum and sky view factor are written")
+      ->capture_default_str()->check(CLI::Range(1e-15, 0.5));
   AddMemoryLimitOption(cmd, o.memoryLimit);
 }
 

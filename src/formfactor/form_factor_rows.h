@@ -1,11 +1,13 @@
 // A rank's block of rows of F: the one type that the producer (the form-factor stage), the readers
 // (io/formfactor_input.h), the writers (HDF5, raw, the sparse exports) and the solvers (LocalSystem, CPU and
 // GPU) share. Which rows a rank holds is util/decomposition.h's to say; they are global indices in ascending
-// order. The entries are dense and row-major, in the stored precision. A sparse (CSR) block or a hierarchical
-// operator is meant to answer the same questions (N, the rows held, a row's entries) when it comes.
+// order. The entries are either dense and row-major, or CSR (the sparse operator, sparse_form_factors.h, and
+// CSR files read by `solve`), in the stored precision. Code that walks dense rows checks IsDense() first.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,24 +17,53 @@ enum class Precision { kDouble, kFloat };
 Precision ParsePrecision(const std::string &name);  // "double" | "float"; throws InputError
 const char *PrecisionName(Precision precision);
 
+enum class Storage { kDense, kCsr };
+
 struct FormFactorRows {
   long long n = 0;                           // columns: every patch of the scene
   std::vector<long long> rows;               // this rank's global rows, ascending
   Precision precision = Precision::kDouble;  // which of f64 and f32 holds the entries
-  std::vector<double> f64;                   // rows.size() x n with Precision::kDouble, else empty
-  std::vector<float> f32;                    // rows.size() x n with Precision::kFloat, else empty
+  Storage storage = Storage::kDense;
+  // Dense: rows.size() x n values, row-major. CSR: the values of the stored entries, row by row.
+  std::vector<double> f64;                   // with Precision::kDouble, else empty
+  std::vector<float> f32;                    // with Precision::kFloat, else empty
+  // CSR only: local row r's entries are [indptr[r], indptr[r + 1]) of `columns` and of the values, columns
+  // ascending; entries not stored are 0.
+  std::vector<long long> indptr;
+  std::vector<int32_t> columns;
+  // CSR from the sparse operator: per local row, the part of the row sum left out (entries computed and
+  // dropped, exactly, plus cluster pairs skipped whole, estimated); empty when not known.
+  std::vector<double> dropped;
 
   size_t RowCount() const { return rows.size(); }
-  // The entries in their precision; the other is null.
+  bool IsDense() const { return storage == Storage::kDense; }
+  bool IsCsr() const { return storage == Storage::kCsr; }
+  // The values in their precision; the other is null.
   const double *F64() const { return precision == Precision::kDouble ? f64.data() : nullptr; }
   const float *F32() const { return precision == Precision::kFloat ? f32.data() : nullptr; }
+  // Entries stored (dense: rows x n).
+  long long StoredEntries() const { return (long long)(precision == Precision::kDouble ? f64.size() : f32.size()); }
+  double Value(size_t k) const { return precision == Precision::kDouble ? f64[k] : double(f32[k]); }
   // Entry (local row r, column j), widened to double.
   double At(size_t r, long long j) const {
-    const size_t k = r * size_t(n) + size_t(j);
-    return precision == Precision::kDouble ? f64[k] : double(f32[k]);
+    if (IsDense()) return Value(r * size_t(n) + size_t(j));
+    const auto begin = columns.begin() + indptr[r], end = columns.begin() + indptr[r + 1];
+    const auto it = std::lower_bound(begin, end, int32_t(j));
+    return it != end && *it == j ? Value(size_t(it - columns.begin())) : 0.0;
   }
-  // Bytes the entries take.
-  double StoredBytes() const { return double(f64.size()) * sizeof(double) + double(f32.size()) * sizeof(float); }
+  // Sum of local row r's entries, in column order.
+  double RowSum(size_t r) const {
+    double sum = 0;
+    const size_t begin = IsDense() ? r * size_t(n) : size_t(indptr[r]);
+    const size_t end = IsDense() ? begin + size_t(n) : size_t(indptr[r + 1]);
+    for (size_t k = begin; k < end; ++k) sum += Value(k);
+    return sum;
+  }
+  // Bytes the entries take (with the CSR index arrays).
+  double StoredBytes() const {
+    return double(f64.size()) * sizeof(double) + double(f32.size()) * sizeof(float) +
+           double(indptr.size()) * sizeof(long long) + double(columns.size()) * sizeof(int32_t);
+  }
 };
 
 }  // namespace rad

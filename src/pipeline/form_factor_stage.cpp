@@ -1,12 +1,16 @@
 #include "pipeline/form_factor_stage.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <memory>
 #include <iterator>
 #include <limits>
 
 #include "formfactor/pair_exchange.h"
 #include "formfactor/visible_region.h"
+#include "formfactor/embree_scene.h"
+#include "io/csr_hdf5.h"
 #include "io/raw_matrix.h"
 #include "pipeline/outputs.h"
 #include "util/error.h"
@@ -14,8 +18,21 @@
 
 namespace rad {
 
+const char *OperatorName(FormFactorOperator op) { return op == FormFactorOperator::kSparse ? "sparse" : "dense"; }
+
 FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_(std::move(options)), exec_(exec) {
   distribution_ = o_.distribution;
+  if (Sparse()) {
+    if (o_.normalizeRows)
+      throw InputError("--normalize-rows scales whole rows; the sparse operator keeps F as computed and reports "
+                       "what it drops (leave out --normalize-rows, or use --operator dense)");
+    if (!o_.raw.empty())
+      throw InputError("--raw writes the dense N x N matrix; the sparse operator writes CSR into the HDF5 file "
+                       "(use --operator dense for --raw)");
+    if (!(o_.dropBelow > 0 && o_.dropBelow < 1))
+      throw InputError("--drop-below must be in (0, 1) for the sparse operator");
+    distribution_ = Distribution::kBlock;  // a CSR file's rows are one range per rank
+  }
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
   if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
   if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);
@@ -103,6 +120,7 @@ void FormFactorJob::Prepare() {
   f_.n = patchCount_;
   f_.precision = o_.precision;
   f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
+  if (Sparse()) return PrepareSparse(rank);
 
   // Memory, before anything large is allocated or any file created.
   const bool narrow = f_.precision == Precision::kFloat;
@@ -137,6 +155,93 @@ void FormFactorJob::Prepare() {
                  narrow ? "float32" : "float64", memory_.needBytes / (1 << 20), memory_.Describe().c_str());
 }
 
+// The sparse operator's memory is its entries, which only the walk of the patch tree can bound: the tree is
+// built and walked here (no kernel), and the bound checked before anything is computed.
+void FormFactorJob::PrepareSparse(long long rank) {
+  const bool narrow = f_.precision == Precision::kFloat;
+  {
+    ScopedPhase phase(exec_.Timers(), "acceleration");
+    geometry_ = BuildFormFactorGeometry(scene_, meshing_);
+    tree_ = BuildPatchTree(geometry_.patches);
+  }
+  {
+    ScopedPhase phase(exec_.Timers(), "sparse candidates");
+    candidates_ = CountSparseCandidates(geometry_.patches, tree_, f_.rows, o_.dropBelow);
+  }
+  const double entryBytes = (narrow ? 4 : 8) + sizeof(int32_t);
+  const double need = double(candidates_) * entryBytes + double(f_.RowCount()) * 3 * sizeof(double) +
+                      double(patchCount_) * (kBytesPerPatch + sizeof(PatchSphere) + sizeof(int32_t) +
+                                             sizeof(PatchTreeNode) / 4);
+  const std::string what = o_.input.Label();
+  const double dropBelow = o_.dropBelow;
+  memory_ = CheckMemoryNeed(MPI_COMM_WORLD, need, o_.memoryLimit, [&](double worst, double limit, const std::string &source) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "%s: not enough memory for the sparse operator at --drop-below %g: a rank needs up to %s (its "
+                  "rows may keep up to that many entries: the patch tree's bound) but may use %s (%s); raise "
+                  "--drop-below, use more ranks%s, or give each rank more memory",
+                  what.c_str(), dropBelow, FormatBytes(worst).c_str(), FormatBytes(limit).c_str(), source.c_str(),
+                  narrow ? "" : ", --precision float");
+    return std::string(line);
+  });
+  long long allCandidates = 0;
+  MPI_Allreduce(&candidates_, &allCandidates, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (exec_.Talks() && !exec_.ThreadNote().empty())
+    std::fprintf(stderr, "radiosity: note: %s\n", exec_.ThreadNote().c_str());
+  if (exec_.Talks())
+    std::fprintf(stderr,
+                 "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), sparse operator at "
+                 "--drop-below %g: %lld of %.4g pairs to evaluate (%.3g %%), at most %.1f MiB of F on this rank "
+                 "(%s)\n",
+                 what.c_str(), scene_.faces.size(), patchCount_, exec_.Ranks(), exec_.Threads(), dropBelow,
+                 allCandidates, double(patchCount_) * double(patchCount_ - 1),
+                 patchCount_ > 1 ? 100.0 * double(allCandidates) / (double(patchCount_) * double(patchCount_ - 1)) : 0.0,
+                 double(candidates_) * entryBytes / (1 << 20), memory_.Describe().c_str());
+}
+
+void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
+  if (exec_.Talks() && exec_.UsedBackend() != Backend::kCpu)
+    std::fprintf(stderr, "radiosity: note: the sparse operator computes F on the CPU cores (Embree)\n");
+  std::unique_ptr<EmbreeScene> embree;
+  {
+    ScopedPhase phase(exec_.Timers(), "acceleration");
+    embree = std::make_unique<EmbreeScene>(scene_);
+  }
+  AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
+    f_.columns.reserve(size_t(candidates_));
+    if (f_.precision == Precision::kFloat) f_.f32.reserve(size_t(candidates_));
+    else f_.f64.reserve(size_t(candidates_));
+  });
+  SparseCounters mine;
+  ComputeSparseRowsCpu(geometry_, *embree, tree_, o_.dropBelow, ff, f_, exec_.Timers(), counters_, mine, exec_.Talks());
+  long long counts[] = {mine.candidatePairs, mine.kept, mine.droppedEntries, mine.nodesSkipped, mine.patchesSkipped};
+  long long all[std::size(counts)] = {};
+  MPI_Allreduce(counts, all, int(std::size(counts)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  sparseTotals_ = SparseCounters{all[0], all[1], all[2], all[3], all[4]};
+}
+
+// Each row's sky view factor, the share of its light that leaves the scene: 1 less its kept entries and what
+// it dropped (in a closed scene, the quadrature's and the estimate's error). Reduced over the ranks for the report.
+void FormFactorJob::SummariseSparse(const std::vector<double> &rowSums) {
+  skyViewFactor_.resize(f_.RowCount());
+  double droppedSum = 0, droppedMax = 0, skyMin = HUGE_VAL, skyMax = -HUGE_VAL, skySum = 0;
+  for (size_t r = 0; r < f_.RowCount(); ++r) {
+    skyViewFactor_[r] = 1 - rowSums[r] - f_.dropped[r];
+    droppedSum += f_.dropped[r];
+    droppedMax = std::max(droppedMax, f_.dropped[r]);
+    skyMin = std::min(skyMin, skyViewFactor_[r]);
+    skyMax = std::max(skyMax, skyViewFactor_[r]);
+    skySum += skyViewFactor_[r];
+  }
+  double sums[2] = {droppedSum, skySum}, allSums[2] = {};
+  double maxima[3] = {droppedMax, skyMax, -skyMin}, allMaxima[3] = {};
+  MPI_Allreduce(sums, allSums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(maxima, allMaxima, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const double n = double(std::max<long long>(patchCount_, 1));
+  sparseSummary_ = SparseSummary{allSums[0] / n, allMaxima[0], -allMaxima[2], allSums[1] / n, allMaxima[1],
+                                 sparseTotals_.kept};
+}
+
 void FormFactorJob::Run() {
   Prepare();
   const long long patchCount = patchCount_;
@@ -150,7 +255,9 @@ void FormFactorJob::Run() {
   ff.pair.visibility = o_.visibility;
   ff.normalizeRows = o_.normalizeRows;
   const RowOwners owners{MPI_COMM_WORLD, patchCount, exec_.Ranks(), distribution_};
-  if (narrow)
+  if (Sparse())
+    RunSparse(ff);
+  else if (narrow)
     ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, f_.rows, ff, owners, f_.f32,
                           exec_.Timers(), counters_, exec_.Talks());
   else
@@ -163,15 +270,8 @@ void FormFactorJob::Run() {
   // independent).
   double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0;
   std::vector<double> rowSums(f_.RowCount());
-  const double *f64 = f_.F64();
-  const float *f32 = f_.F32();
   for (size_t r = 0; r < f_.RowCount(); ++r) {
-    double s = 0;
-    const size_t base = r * size_t(patchCount);
-    if (f64)
-      for (long long j = 0; j < patchCount; ++j) s += f64[base + size_t(j)];
-    else
-      for (long long j = 0; j < patchCount; ++j) s += double(f32[base + size_t(j)]);
+    const double s = f_.RowSum(r);
     rowSums[r] = s;
     mn = std::min(mn, s);
     mx = std::max(mx, s);
@@ -182,6 +282,7 @@ void FormFactorJob::Run() {
   MPI_Allreduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&total, &gtotal, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   closure_ = ClosureStats{gmn, patchCount > 0 ? gtotal / double(patchCount) : 0, gmx};
+  if (Sparse()) SummariseSparse(rowSums);
   // Exact entries are within --quadrature-tolerance (relative) each, float32 ones rounded once more; rays are
   // a few percent off.
   const double rowLimit = ff.pair.visibility == VisibilityMethod::kExact ? 1 + 10 * o_.tolerance + (narrow ? 1e-5 : 0) : 1.05;
@@ -245,7 +346,23 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.numbers["pairs_at_cubature_depth_limit"] = double(totals_.pairsAtDepthLimit);
   a.numbers["interpenetrating_polygon_pairs"] = double(geometry_.interpenetrations.pairCount);
   a.numbers["overlapping_polygon_pairs"] = double(geometry_.interpenetrations.overlapPairCount);
-  writer.WriteFormFactors(f_, a);
+  a.strings["operator"] = OperatorName(o_.op);
+  if (!Sparse()) return writer.WriteFormFactors(f_, a);
+  a.numbers["drop_below"] = o_.dropBelow;
+  a.numbers["nonzeros"] = double(sparseSummary_.nonzeros);
+  a.numbers["pairs_evaluated"] = double(sparseTotals_.candidatePairs);
+  a.numbers["entries_dropped"] = double(sparseTotals_.droppedEntries);
+  a.numbers["tree_nodes_skipped"] = double(sparseTotals_.nodesSkipped);
+  a.numbers["dropped_row_sum_mean"] = sparseSummary_.droppedMean;
+  a.numbers["dropped_row_sum_max"] = sparseSummary_.droppedMax;
+  a.numbers["sky_view_factor_min"] = sparseSummary_.skyMin;
+  a.numbers["sky_view_factor_mean"] = sparseSummary_.skyMean;
+  a.numbers["sky_view_factor_max"] = sparseSummary_.skyMax;
+  a.strings["dropped_row_sum"] =
+      "per row, the entries left out: those evaluated and below --drop-below both ways (exact), the patches "
+      "skipped by their bound (point kernel at the centroids, one shadow ray between them) and the tree nodes "
+      "skipped (cluster estimate from their centres, without occlusion)";
+  WriteCsrFormFactors(MPI_COMM_WORLD, writer.File(), f_, skyViewFactor_, a);
 }
 
 void FormFactorJob::WriteRaw(const std::string &path) const {
@@ -288,6 +405,20 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   std::snprintf(buf, sizeof buf, "%.6f / %.6f / %.6f", closure_.minRowSum, closure_.meanRowSum, closure_.maxRowSum);
   extra.push_back({"row sum min/mean/max", buf});
   extra.push_back({"patches", std::to_string(PatchCount())});
+  extra.push_back({"operator", OperatorName(o_.op)});
+  if (Sparse()) {
+    std::snprintf(buf, sizeof buf, "%g", o_.dropBelow);
+    extra.push_back({"drop below", buf});
+    extra.push_back({"nonzeros", std::to_string(sparseSummary_.nonzeros)});
+    extra.push_back({"pairs evaluated", std::to_string(sparseTotals_.candidatePairs)});
+    std::snprintf(buf, sizeof buf, "%.3g %%",
+                  PatchCount() > 1 ? 100.0 * double(sparseSummary_.nonzeros) / (double(PatchCount()) * double(PatchCount())) : 0.0);
+    extra.push_back({"density", buf});
+    std::snprintf(buf, sizeof buf, "%.4g / %.4g", sparseSummary_.droppedMean, sparseSummary_.droppedMax);
+    extra.push_back({"dropped row sum mean/max", buf});
+    std::snprintf(buf, sizeof buf, "%.4g / %.4g / %.4g", sparseSummary_.skyMin, sparseSummary_.skyMean, sparseSummary_.skyMax);
+    extra.push_back({"sky view factor min/mean/max", buf});
+  }
   extra.push_back({"threads per rank", std::to_string(exec_.Threads())});
   extra.push_back({"backend", BackendName(exec_.UsedBackend())});
   extra.push_back({"input", o_.input.Label()});

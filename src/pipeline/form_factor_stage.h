@@ -8,6 +8,8 @@
 
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/geometry.h"
+#include "formfactor/patch_tree.h"
+#include "formfactor/sparse_form_factors.h"
 #include "io/radiosity_file.h"
 #include "pipeline/execution.h"
 #include "pipeline/scene_input.h"
@@ -17,6 +19,11 @@
 #include "util/timers.h"
 
 namespace rad {
+
+// How F is held: every entry (dense), or the entries at or above a threshold in CSR, computed without
+// visiting the pairs below it (sparse_form_factors.h).
+enum class FormFactorOperator { kDense, kSparse };
+const char *OperatorName(FormFactorOperator op);
 
 struct FormFactorJobOptions {
   SceneInput input;
@@ -29,6 +36,8 @@ struct FormFactorJobOptions {
   Precision precision = Precision::kDouble;
   Distribution distribution = Distribution::kCyclic;
   bool normalizeRows = false;
+  FormFactorOperator op = FormFactorOperator::kDense;
+  double dropBelow = 1e-6;  // the sparse operator's threshold: a pair is kept when F_ij or F_ji reaches it
   std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
   // Outputs (empty = not written).
   std::string output, raw, timings;
@@ -55,7 +64,7 @@ class FormFactorJob {
   // Collective: the timing report; `extra` lines are added to the form-factor figures.
   void Report(const std::string &title, std::vector<std::pair<std::string, std::string>> extra = {});
 
-  // This rank's rows of F (float64, or float32 with --precision float).
+  // This rank's rows of F (float64, or float32 with --precision float; CSR with the sparse operator).
   const FormFactorRows &Rows() const { return f_; }
   const MemoryBudget &Memory() const { return memory_; }
   const FormFactorGeometry &Geometry() const { return geometry_; }
@@ -82,6 +91,20 @@ class FormFactorJob {
   FormFactorCounters counters_;  // this rank's
   FormFactorCounters totals_;    // all ranks' 
   ClosureStats closure_;
+  // The sparse operator's: the patch tree, this rank's candidate pairs (an upper bound on its entries), the
+  // counts of the walk (all ranks'), and each row's sky view factor (1 - its kept and dropped sums).
+  PatchTree tree_;
+  long long candidates_ = 0;
+  SparseCounters sparseTotals_;
+  std::vector<double> skyViewFactor_;
+  struct SparseSummary {
+    double droppedMean = 0, droppedMax = 0, skyMin = 0, skyMean = 0, skyMax = 0;
+    long long nonzeros = 0;
+  } sparseSummary_;
+  void PrepareSparse(long long rank);
+  void RunSparse(const FormFactorOptions &ff);
+  void SummariseSparse(const std::vector<double> &rowSums);  // collective
+  bool Sparse() const { return o_.op == FormFactorOperator::kSparse; }
 };
 
 }  // namespace rad

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <memory>
 
+#include "solver/channel_vectors.h"
+#include "solver/csr_solver.h"
 #include "solver/row_kernels.h"
 #include "solver/solve_iteration.h"
 #include "solver/solver_common.h"
@@ -39,15 +41,6 @@ namespace {
 constexpr size_t kGaussSeidelBlock = 64;
 // Rows per task: the row kernels take rows in groups of 8.
 constexpr size_t kRowGrain = 8;
-
-// Three channels of a vector of n values each (structure of arrays, so that the row kernels vectorise).
-struct ChannelVectors {
-  std::vector<double> c[3];
-  explicit ChannelVectors(size_t n) {
-    for (auto &v : c) v.assign(n, 0.0);
-  }
-  Channels View() const { return {c[0].data(), c[1].data(), c[2].data()}; }
-};
 
 // Rows [first, first + count) of the rank's block against x (and y).
 void DotRows(const LocalSystem &s, size_t first, size_t count, Channels x, double *out) {
@@ -106,15 +99,7 @@ struct SweepContext {
   // Row r's new values from its sum F_r . B, and the residual |E + rho t - old| of the values `old`, where t is
   // the product of row r with the vector whose residual is measured.
   void Update(size_t r, const double t[3], const double sum[3], Channels old) {
-    const size_t i = size_t(s.F->rows[r]);
-    const double *oldValues[3] = {old.r, old.g, old.b};
-    double worst = 0;
-    for (int c = 0; c < 3; ++c) {
-      const double e = s.emission[3 * i + size_t(c)], rho = s.reflectance[3 * i + size_t(c)];
-      worst = std::max(worst, std::fabs(e + rho * t[c] - oldValues[c][i]));
-      packed[3 * r + size_t(c)] = e + rho * sum[c];
-    }
-    residual[r] = worst / maxEmission;
+    residual[r] = UpdateRow(s, r, t, sum, old, &packed[3 * r]) / maxEmission;
   }
   double Worst() const {
     double worst = 0;
@@ -207,13 +192,6 @@ double MeasuredGaussSeidelSweep(SweepContext &ctx, const ChannelVectors &start) 
   return ctx.Worst();
 }
 
-std::vector<double> Interleave(const ChannelVectors &v, size_t n) {
-  std::vector<double> out(3 * n);
-  for (size_t i = 0; i < n; ++i)
-    for (int c = 0; c < 3; ++c) out[3 * i + size_t(c)] = v.c[c][i];
-  return out;
-}
-
 // The CPU's sweeps for IterateSolve: all values in host memory, the rows' products on the rank's threads.
 class HostSweeps {
  public:
@@ -235,13 +213,7 @@ class HostSweeps {
 
   std::vector<double> Radiance() const { return Interleave(start_, size_t(s_.F->n)); }
 
-  void Exchange() {
-    const struct Exchange &exchange = setup_.exchange;
-    RAD_MPI(MPI_Allgatherv(packed_.data(), int(packed_.size()), MPI_DOUBLE, gathered_.data(), exchange.counts.data(),
-                           exchange.displacements.data(), MPI_DOUBLE, comm_));
-    for (size_t q = 0; q < exchange.allRows.size(); ++q)
-      for (int c = 0; c < 3; ++c) x_.c[c][size_t(exchange.allRows[q])] = gathered_[3 * q + size_t(c)];
-  }
+  void Exchange() { GatherInto(comm_, setup_.exchange, packed_, gathered_, x_); }
 
 
  private:
@@ -256,6 +228,7 @@ class HostSweeps {
 }  // namespace
 
 SolverResult SolveRadiosity(MPI_Comm comm, const LocalSystem &s, const SolverOptions &options, PhaseTimers &timers) {
+  if (s.F->IsCsr()) return SolveRadiosityCsr(comm, s, options, timers);
   return IterateSolve(comm, s, options, timers, false, [&](const SolveSetup &setup) {
     return std::make_unique<HostSweeps>(comm, s, setup, options.method);
   });

@@ -22,12 +22,7 @@ void CheckSystem(MPI_Comm comm, const LocalSystem &s, SolverResult &result) {
   std::vector<double> rowSum(s.F->rows.size());
   std::vector<char> rowFinite(s.F->rows.size());
   tbb::parallel_for(size_t(0), s.F->rows.size(), [&](size_t r) {
-    const size_t offset = r * n;
-    double sum = 0;
-    if (s.F->F64())
-      for (size_t j = 0; j < n; ++j) sum += s.F->F64()[offset + j];
-    else
-      for (size_t j = 0; j < n; ++j) sum += double(s.F->F32()[offset + j]);
+    const double sum = s.F->RowSum(r);
     rowSum[r] = sum;
     rowFinite[r] = std::isfinite(sum);
   });

@@ -341,12 +341,12 @@ MemoryBudget RankMemoryLimit(MPI_Comm comm, const std::string &limitOption) {
   return budget;
 }
 
-MemoryBudget CheckMemory(MPI_Comm comm, const MemoryRequest &request, const std::string &limitOption) {
+MemoryBudget CheckMemoryNeed(MPI_Comm comm, double needBytes, const std::string &limitOption,
+                             const std::function<std::string(double, double, const std::string &)> &message) {
   MemoryBudget budget = RankMemoryLimit(comm, limitOption);
-  int rank = 0, ranks = 1;
+  int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
-  budget.needBytes = request.model.RankBytes(request.patches, request.rows, ranks);
+  budget.needBytes = needBytes;
   struct {
     double over;
     int rank;
@@ -357,7 +357,16 @@ MemoryBudget CheckMemory(MPI_Comm comm, const MemoryRequest &request, const std:
   MPI_Bcast(figures, 2, MPI_DOUBLE, worst.rank, comm);
   std::string source = budget.source;
   BroadcastText(comm, worst.rank, source);
-  throw InputError(NotEnoughMemoryMessage(request, ranks, figures[0], figures[1], source));
+  throw InputError(message(figures[0], figures[1], source));
+}
+
+MemoryBudget CheckMemory(MPI_Comm comm, const MemoryRequest &request, const std::string &limitOption) {
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  const double need = request.model.RankBytes(request.patches, request.rows, ranks);
+  return CheckMemoryNeed(comm, need, limitOption, [&](double worstNeed, double limit, const std::string &source) {
+    return NotEnoughMemoryMessage(request, ranks, worstNeed, limit, source);
+  });
 }
 
 void AllocateOnEveryRank(MPI_Comm comm, const std::string &what, const std::function<void()> &allocate) {

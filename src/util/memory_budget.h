@@ -112,6 +112,12 @@ MemoryBudget RankMemoryLimit(MPI_Comm comm, const std::string &limitOption);
 // same InputError (the rank furthest over: its need and limit, and the alternatives).
 MemoryBudget CheckMemory(MPI_Comm comm, const MemoryRequest &request, const std::string &limitOption);
 
+// Collective over `comm`: this rank's `needBytes` against its limit (as CheckMemory, for needs that are not a
+// MemoryModel). When any rank's is over, every rank throws InputError(message(need, limit, source)) with the
+// figures of the rank furthest over.
+MemoryBudget CheckMemoryNeed(MPI_Comm comm, double needBytes, const std::string &limitOption,
+                             const std::function<std::string(double, double, const std::string &)> &message);
+
 // Collective over `comm`: runs `allocate` on every rank; when it throws std::bad_alloc on any, every rank throws
 // one InputError naming `what` (so that no rank is left waiting in a collective).
 void AllocateOnEveryRank(MPI_Comm comm, const std::string &what, const std::function<void()> &allocate);

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The sparse operator against the dense one on generated cities (meshes/generate.py city) at one patch size,
+# so that N grows with the number of buildings: for each city, `run` (form factors, solve, image) with
+# --operator sparse at --drop-below EPS, and with the dense operator while N is at most DENSE_MAX. Prints per
+# run the wall time, peak memory (max RSS of the rank), the nonzeros and density, the pairs the walk evaluated,
+# the mean dropped row sum, and where both ran, B's relative RMS difference and the time ratio; then the fitted
+# exponent of time against N for each operator (time ~ N^k, least squares on the logs).
+#   bash jobs/bench/sparse.sh [CITIES] [PATCH_SIZE] [EPS]     e.g. "2x2 4x4 8x8 12x12" 0.5 1e-4
+# Environment: DENSE_MAX (default 6000), VISIBILITY (exact or rays, default exact), RANKS (default 1).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+cities=${1:-"2x2 4x4 6x6 8x8"}
+size=${2:-0.5}
+eps=${3:-1e-4}
+dense_max=${DENSE_MAX:-6000}
+visibility=${VISIBILITY:-exact}
+ranks=${RANKS:-1}
+build=${RAD_BUILD_DIR:-build}
+[ -x "$build/radiosity" ] || bash jobs/setup.sh >/dev/null
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+export OMPI_MCA_rmaps_base_oversubscribe=1
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+echo "benchmark: cities $cities, --max-patch-size $size, --drop-below $eps, --visibility $visibility, $ranks rank(s) x $(( $(nproc) / ranks )) thread(s), $(date -u +%FT%TZ)"
+printf "%-8s %-7s %8s %9s %9s %11s %9s %12s %10s %10s\n" city operator N "time s" "peak MiB" nonzeros density "pairs eval" dropped "B rel RMS"
+: > "$out/fit"
+for city in $cities; do
+  /usr/bin/python3 meshes/generate.py city --buildings "$city" --output "$out/$city.obj" >/dev/null
+  for op in sparse dense; do
+    dir="$out/$city-$op"
+    args=(run --input "$out/$city.obj" --max-patch-size "$size" --visibility "$visibility" --operator "$op"
+          --drop-below "$eps" --output-dir "$dir" --save-formfactors --quiet)
+    if [ "$op" = dense ] && [ -f "$out/$city-sparse/radiosity.h5" ]; then
+      n=$(/usr/bin/python3 -c "import h5py;print(h5py.File('$out/$city-sparse/radiosity.h5','r')['patches/area'].shape[0])")
+      [ "$n" -le "$dense_max" ] || { printf "%-8s %-7s %8s %9s\n" "$city" dense "$n" "skipped (DENSE_MAX $dense_max)"; continue; }
+    fi
+    start=$(date +%s.%N)
+    /usr/bin/time -f "%M" -o "$out/rss" mpirun --bind-to none -n "$ranks" "$build/radiosity" "${args[@]}" 2>"$out/err" \
+      || { echo "$city $op failed:"; tail -3 "$out/err"; continue; }
+    end=$(date +%s.%N)
+    /usr/bin/python3 - "$dir" "$out/$city-sparse" "$city" "$op" "$start" "$end" "$(cat "$out/rss")" "$out/fit" <<'PY'
+import h5py, numpy as np, sys
+d, sparse, city, op = sys.argv[1:5]
+wall = float(sys.argv[6]) - float(sys.argv[5]); rss = float(sys.argv[7]) / 1024
+f = h5py.File(d + "/radiosity.h5", "r"); n = f["patches/area"].shape[0]; g = f["formfactors"]
+B = f["radiosity/B"][:]
+if op == "sparse":
+    nnz = g["data"].shape[0]; evaluated = "%.4g" % g.attrs["pairs_evaluated"]; dropped = "%.3g" % g["dropped_row_sum"][:].mean()
+    rms = ""
+else:
+    nnz = int((g["F"][:] != 0).sum()); evaluated = "%.4g" % (n * (n - 1) / 2); dropped = ""
+    Bs = h5py.File(sparse + "/radiosity.h5", "r")["radiosity/B"][:]
+    rms = "%.2e" % (np.sqrt(((Bs - B) ** 2).mean() / (B ** 2).mean()))
+print("%-8s %-7s %8d %9.2f %9.0f %11d %8.3f%% %12s %10s %10s" % (city, op, n, wall, rss, nnz, 100 * nnz / n / n, evaluated, dropped, rms))
+open(sys.argv[8], "a").write("%s %d %g\n" % (op, n, wall))
+PY
+  done
+done
+/usr/bin/python3 - "$out/fit" <<'PY'
+import numpy as np, sys
+rows = [l.split() for l in open(sys.argv[1])]
+for op in ("sparse", "dense"):
+    pts = [(float(n), float(t)) for o, n, t in rows if o == op]
+    if len(pts) >= 2:
+        k = np.polyfit(np.log([p[0] for p in pts]), np.log([p[1] for p in pts]), 1)[0]
+        print("%s: time ~ N^%.2f over N = %d .. %d" % (op, k, pts[0][0], pts[-1][0]))
+PY

@@ -1,0 +1,156 @@
+#include "formfactor/patch_tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "util/math_constants.h"
+
+namespace rad {
+
+namespace {
+
+struct Builder {
+  const std::vector<Patch> &patches;
+  PatchTree &tree;
+  int leafSize;
+
+  int32_t Build(int32_t first, int32_t count) {
+    const int32_t index = int32_t(tree.nodes.size());
+    tree.nodes.emplace_back();
+    int32_t *begin = tree.order.data() + first, *end = begin + count;
+    Vec3 lo{HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi{-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+    Vec3 cornerLo = lo, cornerHi = hi;
+    for (const int32_t *p = begin; p != end; ++p) {
+      const Patch &patch = patches[size_t(*p)];
+      for (int a = 0; a < 3; ++a) {
+        lo[a] = std::min(lo[a], patch.centroid[a]);
+        hi[a] = std::max(hi[a], patch.centroid[a]);
+        for (int k = 0; k < patch.cornerCount; ++k) {
+          cornerLo[a] = std::min(cornerLo[a], patch.corners[k][a]);
+          cornerHi[a] = std::max(cornerHi[a], patch.corners[k][a]);
+        }
+      }
+    }
+    PatchTreeNode node;
+    node.first = first;
+    node.count = count;
+    node.sphere.center = (cornerLo + cornerHi) * 0.5;
+    for (const int32_t *p = begin; p != end; ++p) {
+      const Patch &patch = patches[size_t(*p)];
+      for (int k = 0; k < patch.cornerCount; ++k)
+        node.sphere.radius = std::max(node.sphere.radius, Length(patch.corners[k] - node.sphere.center));
+      node.maxPatchRadius = std::max(node.maxPatchRadius, tree.patchSpheres[size_t(*p)].radius);
+      for (int a = 0; a < 3; ++a) {
+        node.projectedArea[2 * a] += patch.area * std::max(0.0, patch.normal[a]);
+        node.projectedArea[2 * a + 1] += patch.area * std::max(0.0, -patch.normal[a]);
+      }
+    }
+    if (count > leafSize) {
+      int axis = 0;
+      for (int a = 1; a < 3; ++a)
+        if (hi[a] - lo[a] > hi[axis] - lo[axis]) axis = a;
+      int32_t *mid = begin + count / 2;
+      std::nth_element(begin, mid, end, [&](int32_t a, int32_t b) {
+        const double ca = patches[size_t(a)].centroid[axis], cb = patches[size_t(b)].centroid[axis];
+        return ca < cb || (ca == cb && a < b);
+      });
+      node.left = Build(first, count / 2);
+      node.right = Build(first + count / 2, count - count / 2);
+    }
+    tree.nodes[size_t(index)] = node;
+    return index;
+  }
+};
+
+}  // namespace
+
+PatchTree BuildPatchTree(const std::vector<Patch> &patches, int leafSize) {
+  PatchTree tree;
+  const int32_t n = int32_t(patches.size());
+  tree.order.resize(size_t(n));
+  for (int32_t i = 0; i < n; ++i) tree.order[size_t(i)] = i;
+  tree.patchSpheres.resize(size_t(n));
+  for (int32_t i = 0; i < n; ++i) {
+    const Patch &p = patches[size_t(i)];
+    PatchSphere &s = tree.patchSpheres[size_t(i)];
+    s.center = p.centroid;
+    for (int k = 0; k < p.cornerCount; ++k) s.radius = std::max(s.radius, Length(p.corners[k] - p.centroid));
+  }
+  if (n > 0) {
+    tree.nodes.reserve(size_t(2 * (n / std::max(leafSize, 1) + 1)));
+    Builder{patches, tree, std::max(leafSize, 1)}.Build(0, n);
+  }
+  return tree;
+}
+
+bool BehindPatch(const Patch &p, const PatchSphere &s) {
+  return Dot(p.normal, s.center - p.centroid) <= -s.radius;
+}
+
+namespace {
+
+// A sphere whose sine of half-angle is s, seen from a point: its solid angle over pi, 2 (1 - cos), which
+// bounds its cosine-weighted solid angle over pi with every cosine taken as 1.
+double CapMeasure(double s) { return 2 * s * s / (1 + std::sqrt(std::max(0.0, 1 - s * s))); }
+
+// The largest cosine with `normal` of a direction within an angle of sine `sinCone` of unit direction `w`.
+double MaxCosine(Vec3 normal, Vec3 w, double sinCone) {
+  const double c = Dot(normal, w), cosCone = std::sqrt(std::max(0.0, 1 - sinCone * sinCone));
+  if (c >= cosCone) return 1;  // the normal is inside the cone
+  return std::max(0.0, c * cosCone + std::sqrt(std::max(0.0, 1 - c * c)) * sinCone);  // cos(angle - cone)
+}
+
+}  // namespace
+
+double PairBound(const PatchSphere &a, Vec3 na, const PatchSphere &b, Vec3 nb) {
+  const Vec3 d = b.center - a.center;
+  const double distance = Length(d);
+  if (distance <= a.radius + b.radius) return std::numeric_limits<double>::infinity();
+  // From a point of a, b is at least distance - a.radius away, and every direction to it within the cone of
+  // sine (a.radius + b.radius) / distance about d: F_ab <= cap * the largest cosine at a; alike the other way.
+  const Vec3 w = d / distance;
+  const double cone = (a.radius + b.radius) / distance;
+  const double ab = CapMeasure(b.radius / (distance - a.radius)) * MaxCosine(na, w, cone);
+  const double ba = CapMeasure(a.radius / (distance - b.radius)) * MaxCosine(nb, -1.0 * w, cone);
+  return std::max(ab, ba);
+}
+
+double NodeBound(const PatchSphere &a, Vec3 na, const PatchTreeNode &node) {
+  // Every point of the node is at least `gap` from a's centre, and patch j's centre, whose sphere of radius r_j
+  // lies inside the node's, at least gap + r_j: from a point of a, patch j's sphere has a sine of at most
+  // r_j / (gap + r_j - r_a), largest for the largest r_j when gap > r_a; and from patch j, a's sphere at most
+  // r_a / gap. The cosine at a is bounded over the cone that holds the node; the node's normals are not kept.
+  const Vec3 d = node.sphere.center - a.center;
+  const double distance = Length(d);
+  const double gap = distance - node.sphere.radius;
+  if (gap <= a.radius) return std::numeric_limits<double>::infinity();
+  const double r = node.maxPatchRadius;
+  const double ij = CapMeasure(r / (gap + r - a.radius)) * MaxCosine(na, d / distance, (a.radius + node.sphere.radius) / distance);
+  const double ji = CapMeasure(a.radius / gap);
+  return std::max(ij, ji);
+}
+
+double PatchEstimate(const Patch &i, const Patch &j) {
+  const Vec3 d = j.centroid - i.centroid;
+  const double r2 = LengthSquared(d);
+  const double cosI = Dot(i.normal, d), cosJ = -Dot(j.normal, d);
+  if (r2 <= 0 || cosI <= 0 || cosJ <= 0) return 0;
+  return cosI * cosJ * j.area / (kPi * r2 * r2);
+}
+
+double ClusterEstimate(const Patch &i, const PatchTreeNode &node) {
+  const Vec3 d = node.sphere.center - i.centroid;
+  const double r2 = LengthSquared(d);
+  if (r2 <= 0) return 0;
+  const Vec3 w = d / std::sqrt(r2);
+  const double cosI = Dot(i.normal, w);
+  if (cosI <= 0) return 0;
+  // The node's area facing i, seen along w: patches facing back along -w count A_j (-n_j . w).
+  double projected = 0;
+  for (int a = 0; a < 3; ++a)
+    projected += std::fabs(w[a]) * node.projectedArea[2 * a + (w[a] > 0 ? 1 : 0)];
+  return cosI * projected / (kPi * r2);
+}
+
+}  // namespace rad

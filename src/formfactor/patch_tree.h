@@ -1,0 +1,66 @@
+// A bounding-sphere tree over the patches, for finding the pairs that matter without visiting every pair.
+// Each node bounds a set of patches by a sphere and keeps their projected area towards the six axis directions,
+// so that one test tells, for a patch i and a whole node:
+//  - an upper bound on every entry F_ij and F_ji with j in the node (NodeBound): a sphere of radius r seen from a
+//    point at distance d takes at most 2 (1 - cos asin(r/d)) (about (r/d)^2) of its cosine-weighted
+//    hemisphere, times the largest cosine towards it, whatever is inside it, and
+//    each patch of the node lies in a sphere of its own radius inside the node's (so the bound is that of the
+//    node's largest patch at the node's nearest point, not that of the whole node: a far node of many small
+//    patches is skipped even when its sum is not small);
+//  - an estimate of sum_j F_ij over the node (ClusterEstimate): the point-to-point kernel at the centres with
+//    the node's projected area, without occlusion, as hierarchical radiosity's clusters do.
+// The sparse operator (sparse_form_factors.h) skips a node whose bound is below its drop threshold: every
+// entry in it would have been dropped anyway, so the cost follows the entries kept, not N^2.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "scene/patch.h"
+
+namespace rad {
+
+struct PatchSphere {
+  Vec3 center;
+  double radius = 0;
+};
+
+struct PatchTreeNode {
+  PatchSphere sphere;             // holds every corner of its patches
+  double maxPatchRadius = 0;      // the largest of its patches' spheres
+  // sum over the node's patches of A_j max(0, +-n_j.axis): +x, -x, +y, -y, +z, -z
+  double projectedArea[6] = {0, 0, 0, 0, 0, 0};
+  int32_t first = 0, count = 0;  // its patches: PatchTree::order[first, first + count)
+  int32_t left = -1, right = -1;  // children, -1 for a leaf
+  bool IsLeaf() const { return left < 0; }
+};
+
+struct PatchTree {
+  std::vector<PatchTreeNode> nodes;  // nodes[0] is the root (absent when there are no patches)
+  std::vector<int32_t> order;        // patch indices, each node's a contiguous range
+  std::vector<PatchSphere> patchSpheres;  // per patch (by patch index): centroid and farthest corner
+};
+
+// Median splits of the centroids along the longest axis of their box, down to `leafSize` patches; the same
+// patches give the same tree (ties broken by patch index).
+PatchTree BuildPatchTree(const std::vector<Patch> &patches, int leafSize = 8);
+
+// True when the whole sphere lies behind patch p's plane (p sees nothing in it, and by reciprocity nothing in
+// it sees p).
+bool BehindPatch(const Patch &p, const PatchSphere &s);
+
+// An upper bound on max(F_ij, F_ji) for patch i inside sphere `a` with normal `na` and patch j inside sphere
+// `b` with normal `nb`; +infinity when the spheres touch or overlap.
+double PairBound(const PatchSphere &a, Vec3 na, const PatchSphere &b, Vec3 nb);
+
+// An upper bound on max(F_ij, F_ji) for patch i inside sphere `a` with normal `na` and every patch j of
+// `node`; +infinity when `a` comes within its own radius of the node's sphere.
+double NodeBound(const PatchSphere &a, Vec3 na, const PatchTreeNode &node);
+
+// F_ij estimated from the centroids without occlusion (the point-to-point kernel times A_j).
+double PatchEstimate(const Patch &i, const Patch &j);
+
+// sum over j in `node` of F_ij, estimated from the centres without occlusion (0 when the node is behind i).
+double ClusterEstimate(const Patch &i, const PatchTreeNode &node);
+
+}  // namespace rad

@@ -1,0 +1,48 @@
+// The sparse operator: a rank's rows of F computed straight into CSR, for scenes past the dense wall (a city,
+// a scanned building) whose rows are mostly negligible. A pair {i, j} is kept when F_ij or F_ji reaches the
+// drop threshold and dropped as a whole otherwise, so the pattern is symmetric and every kept entry keeps
+// reciprocity. Kept entries are the dense operator's, bit for bit (the same exact kernel, visibility and
+// shadow rays). Whole cluster pairs that cannot reach the threshold are never evaluated: each row walks the
+// patch tree (patch_tree.h) and skips the nodes whose bound is below it, so the cost follows the entries
+// kept, not N^2. What a row leaves out is reported: entries computed and dropped exactly, skipped patches by
+// the point kernel at their centroids times one shadow ray between them, skipped nodes by their unoccluded
+// cluster estimate.
+#pragma once
+
+#include <vector>
+
+#include "formfactor/cpu_form_factors.h"
+#include "formfactor/form_factor_rows.h"
+#include "formfactor/patch_tree.h"
+
+namespace rad {
+
+struct SparseCounters {
+  long long candidatePairs = 0;  // pairs evaluated with the exact kernel
+  long long kept = 0;            // entries stored
+  long long droppedEntries = 0;  // non-zero entries evaluated and dropped
+  long long nodesSkipped = 0;    // tree nodes left out whole by their bound
+  long long patchesSkipped = 0;  // single patches of a visited leaf left out by their bound
+  void Add(const SparseCounters &c) {
+    candidatePairs += c.candidatePairs;
+    kept += c.kept;
+    droppedEntries += c.droppedEntries;
+    nodesSkipped += c.nodesSkipped;
+    patchesSkipped += c.patchesSkipped;
+  }
+};
+
+// Pairs that `rows` would evaluate at threshold `dropBelow` (a walk of the tree without the kernel): an upper
+// bound on the entries kept, for the memory check before anything is computed.
+long long CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
+                                const std::vector<long long> &rows, double dropBelow);
+
+// Fills `out` (n, rows and precision set by the caller) with CSR rows and their dropped sums. `dropBelow` > 0.
+// The rows are computed in parallel, each row on one thread in a fixed order, so neither the thread count nor
+// the rank count shows in the results. Phase "sparse form factors" in `timers`.
+void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
+                          double dropBelow, const FormFactorOptions &options, FormFactorRows &out,
+                          PhaseTimers &timers, FormFactorCounters &counters, SparseCounters &sparse,
+                          bool showProgress);
+
+}  // namespace rad

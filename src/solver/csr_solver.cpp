@@ -1,0 +1,98 @@
+#include "solver/csr_solver.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "solver/channel_vectors.h"
+#include "solver/solve_iteration.h"
+#include "util/error.h"
+
+namespace rad {
+
+namespace {
+
+// Local row r of F against the three channels of x.
+template <typename T>
+void RowDot(const FormFactorRows &f, const T *values, size_t r, Channels x, double out[3]) {
+  double red = 0, green = 0, blue = 0;
+  for (long long k = f.indptr[r]; k < f.indptr[r + 1]; ++k) {
+    const double v = double(values[k]);
+    const size_t j = size_t(f.columns[size_t(k)]);
+    red += v * x.r[j];
+    green += v * x.g[j];
+    blue += v * x.b[j];
+  }
+  out[0] = red;
+  out[1] = green;
+  out[2] = blue;
+}
+
+class CsrSweeps {
+ public:
+  CsrSweeps(MPI_Comm comm, const LocalSystem &s, const SolveSetup &setup, SolverMethod method)
+      : comm_(comm), s_(s), setup_(setup), method_(method), x_(size_t(s.F->n)), start_(size_t(s.F->n)),
+        packed_(3 * s.F->rows.size()), gathered_(3 * setup.exchange.allRows.size()), residual_(s.F->rows.size()) {
+    for (size_t i = 0; i < size_t(s.F->n); ++i)
+      for (int c = 0; c < 3; ++c) x_.c[c][i] = s.emission[3 * i + size_t(c)];
+  }
+
+  // Jacobi measures B^k every sweep; Gauss-Seidel measures each row's own residual at its update until the
+  // monitor asks for B^k's, which takes a second product per row (against B^k) in the same pass.
+  double Sweep(bool measured) {
+    start_ = x_;
+    const size_t m = s_.F->rows.size();
+    if (method_ == SolverMethod::kJacobi) {
+      tbb::parallel_for(size_t(0), m, [&](size_t r) {
+        double t[3];
+        Dot(r, start_.View(), t);
+        Update(r, t, t, start_.View());
+      });
+    } else {
+      for (size_t r = 0; r < m; ++r) {  // in order: each row sees the rank's earlier rows' new values
+        double t[3], sum[3];
+        Dot(r, x_.View(), sum);
+        if (measured) Dot(r, start_.View(), t);
+        Update(r, measured ? t : sum, sum, measured ? start_.View() : x_.View());
+        const size_t i = size_t(s_.F->rows[r]);
+        for (int c = 0; c < 3; ++c) x_.c[c][i] = packed_[3 * r + size_t(c)];
+      }
+    }
+    double worst = 0;
+    for (double v : residual_) worst = std::max(worst, std::isnan(v) ? HUGE_VAL : v);
+    return worst;
+  }
+
+  std::vector<double> Radiance() const { return Interleave(start_, size_t(s_.F->n)); }
+  void Exchange() { GatherInto(comm_, setup_.exchange, packed_, gathered_, x_); }
+
+ private:
+  void Dot(size_t r, Channels x, double out[3]) const {
+    if (s_.F->F64()) RowDot(*s_.F, s_.F->F64(), r, x, out);
+    else RowDot(*s_.F, s_.F->F32(), r, x, out);
+  }
+  // Row r's new values E + rho sum, and the residual |E + rho t - old| of the values `old`.
+  void Update(size_t r, const double t[3], const double sum[3], Channels old) {
+    residual_[r] = UpdateRow(s_, r, t, sum, old, &packed_[3 * r]) / setup_.maxEmission;
+  }
+
+  MPI_Comm comm_;
+  const LocalSystem &s_;
+  const SolveSetup &setup_;
+  SolverMethod method_;
+  ChannelVectors x_, start_;  // the newest values, and B^k
+  std::vector<double> packed_, gathered_, residual_;
+};
+
+}  // namespace
+
+SolverResult SolveRadiosityCsr(MPI_Comm comm, const LocalSystem &s, const SolverOptions &options, PhaseTimers &timers) {
+  RAD_CHECK(s.F->IsCsr(), "SolveRadiosityCsr: F is not CSR");
+  return IterateSolve(comm, s, options, timers, false, [&](const SolveSetup &setup) {
+    return std::make_unique<CsrSweeps>(comm, s, setup, options.method);
+  });
+}
+
+}  // namespace rad

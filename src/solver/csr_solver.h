@@ -1,0 +1,18 @@
+// The radiosity solve on CSR rows of F (the sparse operator's, or a CSR file), without ever forming a dense
+// row: the same iteration, stopping rules and exchange as the dense solver (solve_iteration.h), with sweeps
+// that read each row's stored entries. Each row's products are summed in column order, and Gauss-Seidel takes
+// the rank's rows one after the other, so results depend on neither threads nor how rows are grouped; between
+// ranks the update is Jacobi, as in the dense solver.
+#pragma once
+
+#include <mpi.h>
+
+#include "solver/radiosity_solver.h"
+#include "util/timers.h"
+
+namespace rad {
+
+// Collective. s.F must be CSR.
+SolverResult SolveRadiosityCsr(MPI_Comm comm, const LocalSystem &s, const SolverOptions &options, PhaseTimers &timers);
+
+}  // namespace rad

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""The sparse operator end to end (`--operator sparse --drop-below EPS` on formfactors and run), against the
+dense operator on the same generated city (meshes/generate.py), computed by this test:
+  - the CSR file holds exactly the pairs whose dense F_ij or F_ji reaches EPS, both entries together, with the
+    dense operator's bits;
+  - each row's kept sum plus its reported dropped sum is the dense row sum, and the sky view factor is 1 less
+    both;
+  - the same CSR datasets and B from 1, 2 and 4 ranks;
+  - B from the sparse run within 1e-3 relative RMS of the dense run's at a small threshold, closer as it
+    shrinks;
+  - `solve` reads the CSR file back and gives that B;
+  - options that cannot hold (--raw, --normalize-rows) and a memory limit too small exit 2 with one line.
+
+Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_SOURCE_DIR).
+Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_sparse.py [-v]
+"""
+
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_cli  # noqa: E402
+from test_cli import CliTestCase, describe, program_stderr_lines, run  # noqa: E402
+
+SOURCE = os.environ.get("RAD_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+GENERATE = os.path.join(SOURCE, "meshes", "generate.py")
+PATCHES = "600"
+
+
+def csr(path):
+    with h5py.File(path, "r") as f:
+        g = f["formfactors"]
+        out = {k: g[k][:] for k in ("indptr", "indices", "data", "dropped_row_sum", "sky_view_factor")}
+        out["operator"] = test_cli.attr_str(g.attrs["operator"])
+        out["B"] = f["radiosity/B"][:] if "radiosity" in f else None
+    return out
+
+
+def dense_of(c, n):
+    m = np.zeros((n, n))
+    for i in range(n):
+        lo, hi = c["indptr"][i], c["indptr"][i + 1]
+        m[i, c["indices"][lo:hi]] = c["data"][lo:hi]
+    return m
+
+
+class SparseOperatorTest(CliTestCase):
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.scenes = tempfile.mkdtemp(prefix="radiosity_sparse_")
+        cls.city = os.path.join(cls.scenes, "city.obj")
+        subprocess.run([sys.executable, GENERATE, "city", "--buildings", "3x3", "--sky-light", "--output", cls.city],
+                       check=True, capture_output=True)
+        cls.dense_run = os.path.join(cls.scenes, "dense")
+        proc = run(["run", "--input", cls.city, "--patches", PATCHES, "--output-dir", cls.dense_run,
+                    "--save-formfactors", "--quiet"])
+        assert proc.returncode == 0, describe(proc)
+        with h5py.File(os.path.join(cls.dense_run, "radiosity.h5"), "r") as f:
+            cls.F = f["formfactors/F"][:]
+            cls.B = f["radiosity/B"][:]
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.scenes, True)
+
+    def sparse_run(self, name, drop_below, ranks=None):
+        out = self.path(name)
+        self.rad_ok(["run", "--input", self.city, "--patches", PATCHES, "--operator", "sparse", "--drop-below",
+                     str(drop_below), "--output-dir", out, "--save-formfactors", "--quiet"], ranks)
+        return os.path.join(out, "radiosity.h5")
+
+    def test_kept_pairs_bits_dropped_sums_and_sky(self):
+        eps = 1e-3
+        c = csr(self.sparse_run("s", eps))
+        self.assertEqual(c["operator"], "sparse")
+        F, n = self.F, self.F.shape[0]
+        S = dense_of(c, n)
+        kept = S != 0
+        self.assertTrue(np.array_equal(S[kept], F[kept]), "kept entries differ from the dense operator's")
+        above = (F >= eps) | (F.T >= eps)
+        self.assertTrue(np.array_equal(kept, above & (F != 0)), "kept pattern is not {F_ij or F_ji >= eps}")
+        self.assertTrue(np.array_equal(kept, kept.T), "pairs kept one way only")
+        self.assertGreater(kept.sum(), 0)
+        self.assertLess(kept.sum(), 0.5 * (F != 0).sum(), "the threshold should drop most pairs here")
+        # What a row reports as dropped (exact where evaluated, estimated where skipped) against the dense row.
+        truth = F.sum(1) - S.sum(1)
+        self.assertGreater(truth.mean(), 1e-4)
+        self.assertLess(abs(c["dropped_row_sum"].mean() - truth.mean()), 0.1 * truth.mean())
+        self.assertLess(np.abs(c["dropped_row_sum"] - truth).max(), 0.05)
+        np.testing.assert_allclose(c["sky_view_factor"], 1 - S.sum(1) - c["dropped_row_sum"], rtol=0, atol=1e-12)
+
+    def test_same_results_for_1_2_and_4_ranks(self):
+        results = [csr(self.sparse_run("r%d" % p, 1e-3, ranks=p)) for p in (1, 2, 4)]
+        for p, other in zip((2, 4), results[1:]):
+            for key in ("indptr", "indices", "data", "dropped_row_sum", "sky_view_factor", "B"):
+                self.assertTrue(np.array_equal(results[0][key], other[key]), "%s differs at %d ranks" % (key, p))
+
+    def test_radiosity_converges_to_the_dense_one_and_solve_reads_csr(self):
+        errors = []
+        for eps in (1e-3, 1e-4, 1e-5):
+            c = csr(self.sparse_run("b%g" % eps, eps))
+            errors.append(np.sqrt(((c["B"] - self.B) ** 2).mean() / (self.B ** 2).mean()))
+        self.assertLess(errors[2], 1e-3, errors)
+        self.assertLess(errors[2], errors[1])
+        self.assertLess(errors[1], errors[0])
+        # `solve` on the CSR file written by the run.
+        path = self.path("b1e-05", "radiosity.h5")
+        out = self.path("solved.h5")
+        self.rad_ok(["solve", "--formfactors", path, "--output", out, "--quiet"])
+        with h5py.File(out, "r") as f:
+            np.testing.assert_allclose(f["radiosity/B"][:], csr(path)["B"], rtol=1e-5, atol=1e-12)
+
+    def expect_exit_2(self, args, words):
+        proc = run(args, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        lines = [l for l in program_stderr_lines(proc.stderr) if not l.startswith("Run with --help")]
+        self.assertEqual(len(lines), 1, describe(proc))
+        for w in words:
+            self.assertIn(w, lines[0])
+        self.assertFalse(os.path.exists(self.path("x.h5")))
+
+    def test_bad_combinations_and_too_little_memory(self):
+        base = ["formfactors", "--input", self.city, "--patches", PATCHES, "--operator", "sparse", "--output",
+                self.path("x.h5")]
+        self.expect_exit_2(base + ["--raw", self.path("x.raw")], ["--raw", "sparse"])
+        self.expect_exit_2(base + ["--normalize-rows"], ["--normalize-rows"])
+        self.expect_exit_2(base + ["--drop-below", "0"], ["--drop-below"])
+        self.expect_exit_2(base + ["--memory-limit", "1M"], ["not enough memory", "sparse operator", "--drop-below"])
+
+
+if __name__ == "__main__":
+    sys.exit(test_cli.run_tests(__file__, mpi=True))

@@ -1,0 +1,225 @@
+// The sparse operator (sparse_form_factors.h) against the dense rows of the same scene, computed here with the
+// dense operator: the kept entries are the dense ones bit for bit, every pair at or above the threshold is
+// kept and every other dropped, (i, j) and (j, i) together; what a row reports as dropped is what the dense
+// row holds outside the kept entries, within the estimate's error (no occlusion for whole nodes); the tree's bound holds for every
+// pair; and the walk evaluates far fewer pairs than N^2.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "formfactor/embree_scene.h"
+#include "formfactor/geometry.h"
+#include "formfactor/pair.h"
+#include "formfactor/patch_tree.h"
+#include "formfactor/sparse_form_factors.h"
+#include "tests/test_scenes.h"
+#include "util/thread_limit.h"
+
+namespace rad {
+namespace {
+
+using test::SceneOf;
+
+// The six faces of the box [lo, hi], fronts inside (a room) or outside (an obstacle).
+void AddBox(std::vector<std::vector<Vec3>> &polygons, Vec3 lo, Vec3 hi, bool inside, bool bottom = true) {
+  const Vec3 c[8] = {{lo.x, lo.y, lo.z}, {hi.x, lo.y, lo.z}, {hi.x, hi.y, lo.z}, {lo.x, hi.y, lo.z},
+                     {lo.x, lo.y, hi.z}, {hi.x, lo.y, hi.z}, {hi.x, hi.y, hi.z}, {lo.x, hi.y, hi.z}};
+  // Counter-clockwise seen from outside.
+  const int faces[6][4] = {{0, 3, 2, 1}, {4, 5, 6, 7}, {0, 1, 5, 4}, {2, 3, 7, 6}, {1, 2, 6, 5}, {0, 4, 7, 3}};
+  for (const auto &f : faces) {
+    if (!bottom && &f == &faces[0]) continue;
+    std::vector<Vec3> p = {c[f[0]], c[f[1]], c[f[2]], c[f[3]]};
+    if (inside) std::reverse(p.begin(), p.end());
+    polygons.push_back(p);
+  }
+}
+
+// A closed room of 4 x 3 x 5 with two boxes standing in it: occluded pairs, near and far ones.
+Scene RoomWithBoxes() {
+  std::vector<std::vector<Vec3>> polygons;
+  AddBox(polygons, {0, 0, 0}, {4, 3, 5}, true);
+  AddBox(polygons, {0.8, 0, 1}, {1.8, 1.2, 2}, false);
+  AddBox(polygons, {2.5, 0.5, 3}, {3.2, 2, 3.6}, false);
+  return SceneOf(polygons);
+}
+
+// A city block open to the sky: ground of 60 x 60 and 4 x 4 buildings of 4 x 4 and 6 to 12 high, 15 apart.
+Scene City() {
+  std::vector<std::vector<Vec3>> polygons = {test::RectZ(0, 60, 0, 60, 0, true)};
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b) {
+      const double x = 5.5 + 15 * a, y = 5.5 + 15 * b, h = 6 + 2 * ((a * 4 + b) * 7 % 4);
+      AddBox(polygons, {x, y, 0}, {x + 4, y + 4, h}, false, false);
+    }
+  return SceneOf(polygons);
+}
+
+struct Dense {
+  long long n = 0;
+  std::vector<double> f;
+  double At(long long i, long long j) const { return f[size_t(i * n + j)]; }
+};
+
+Dense DenseRows(const FormFactorGeometry &g, const EmbreeScene &embree, const FormFactorOptions &options) {
+  Dense d;
+  d.n = (long long)g.patches.size();
+  std::vector<long long> rows(size_t(d.n));
+  std::iota(rows.begin(), rows.end(), 0LL);
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  ComputeRowsCpu(g, embree, rows, options, d.f, timers, counters, false);
+  return d;
+}
+
+FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree, const FormFactorOptions &options,
+                          double dropBelow, SparseCounters &sparse) {
+  FormFactorRows f;
+  f.n = (long long)g.patches.size();
+  f.rows.resize(size_t(f.n));
+  std::iota(f.rows.begin(), f.rows.end(), 0LL);
+  const PatchTree tree = BuildPatchTree(g.patches);
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  ComputeSparseRowsCpu(g, embree, tree, dropBelow, options, f, timers, counters, sparse, false);
+  return f;
+}
+
+Meshing BySize(double size) {
+  Meshing m;
+  m.maxPatchSize = size;
+  return m;
+}
+
+TEST(SparseOperator, KeepsExactlyThePairsAtOrAboveTheThresholdWithTheDenseBits) {
+  const Scene scene = RoomWithBoxes();
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.5));
+  const EmbreeScene embree(scene);
+  FormFactorOptions options;
+  const Dense dense = DenseRows(g, embree, options);
+  const long long n = dense.n;
+  ASSERT_GT(n, 400);
+  for (double dropBelow : {1e-4, 1e-3, 3e-3}) {
+    SparseCounters counters;
+    const FormFactorRows f = SparseRows(g, embree, options, dropBelow, counters);
+    ASSERT_TRUE(f.IsCsr());
+    ASSERT_EQ(f.indptr.size(), size_t(n) + 1);
+    long long kept = 0, mismatched = 0, wrongKeep = 0, asymmetric = 0;
+    double worstReported = 0, droppedTotal = 0, reportedTotal = 0;
+    for (long long i = 0; i < n; ++i) {
+      double keptSum = 0;
+      for (long long k = f.indptr[size_t(i)]; k < f.indptr[size_t(i) + 1]; ++k) {
+        const long long j = f.columns[size_t(k)];
+        if (k > f.indptr[size_t(i)]) ASSERT_LT(f.columns[size_t(k) - 1], j) << "columns ascending in row " << i;
+        if (f.f64[size_t(k)] != dense.At(i, j)) ++mismatched;
+        if (f.At(size_t(j), i) == 0 && dense.At(j, i) != 0) ++asymmetric;
+        keptSum += f.f64[size_t(k)];
+        ++kept;
+      }
+      for (long long j = 0; j < n; ++j) {
+        const bool above = dense.At(i, j) >= dropBelow || dense.At(j, i) >= dropBelow;
+        const bool stored = f.At(size_t(i), j) != 0;
+        if (above != (stored && dense.At(i, j) != 0)) ++wrongKeep;
+      }
+      double denseSum = 0;
+      for (long long j = 0; j < n; ++j) denseSum += dense.At(i, j);
+      // What the row reports as left out, against what the dense row holds outside the kept entries.
+      const double truth = denseSum - keptSum;
+      worstReported = std::max(worstReported, std::fabs(f.dropped[size_t(i)] - truth));
+      droppedTotal += truth;
+      reportedTotal += f.dropped[size_t(i)];
+    }
+    EXPECT_EQ(mismatched, 0) << "kept entries differ from the dense ones at drop-below " << dropBelow;
+    EXPECT_EQ(wrongKeep, 0) << "pairs kept or dropped against the threshold " << dropBelow;
+    EXPECT_EQ(asymmetric, 0) << "pairs kept one way only at drop-below " << dropBelow;
+    EXPECT_EQ(kept, counters.kept);
+    // Dropped entries computed are exact; skipped ones are estimated without occlusion.
+    EXPECT_NEAR(reportedTotal, droppedTotal, 0.1 * droppedTotal) << "dropped energy at drop-below " << dropBelow;
+    std::printf("drop-below %g: kept %lld of %lld, candidates %lld, skipped %lld nodes and %lld patches, dropped "
+                "mean %.3g (reported %.3g), worst row error %.3g\n",
+                dropBelow, kept, n * n, counters.candidatePairs, counters.nodesSkipped, counters.patchesSkipped,
+                droppedTotal / double(n), reportedTotal / double(n), worstReported);
+  }
+}
+
+TEST(SparseOperator, TheTreeBoundHoldsForEveryPairItSkips) {
+  const Scene scene = RoomWithBoxes();
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.5));
+  const EmbreeScene embree(scene);
+  const Dense dense = DenseRows(g, embree, FormFactorOptions{});
+  const PatchTree tree = BuildPatchTree(g.patches);
+  long long checked = 0;
+  for (const PatchTreeNode &node : tree.nodes)
+    for (long long i = 0; i < dense.n; ++i) {
+      const double bound = NodeBound(tree.patchSpheres[size_t(i)], g.patches[size_t(i)].normal, node);
+      const bool behind = BehindPatch(g.patches[size_t(i)], node.sphere);
+      for (int32_t k = node.first; k < node.first + node.count; ++k) {
+        const long long j = tree.order[size_t(k)];
+        if (behind) {
+          ASSERT_EQ(dense.At(i, j), 0) << "patch " << j << " behind patch " << i;
+          ASSERT_EQ(dense.At(j, i), 0);
+        }
+        const double pairBound = PairBound(tree.patchSpheres[size_t(i)], g.patches[size_t(i)].normal,
+                                           tree.patchSpheres[size_t(j)], g.patches[size_t(j)].normal);
+        if (std::isfinite(pairBound)) {
+          ASSERT_LE(dense.At(i, j), pairBound) << i << " -> " << j;
+          ASSERT_LE(dense.At(j, i), pairBound) << j << " -> " << i;
+        }
+        if (std::isfinite(bound)) {
+          ASSERT_LE(dense.At(i, j), bound) << i << " -> " << j;
+          ASSERT_LE(dense.At(j, i), bound) << j << " -> " << i;
+          ++checked;
+        }
+      }
+    }
+  EXPECT_GT(checked, dense.n * dense.n);  // every pair is checked in several of its nodes
+}
+
+TEST(SparseOperator, OnAnOpenCityTheWalkSkipsMostPairsAndEstimatesWhatItLeavesOut) {
+  const Scene scene = City();
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(2));
+  const EmbreeScene embree(scene);
+  const Dense dense = DenseRows(g, embree, FormFactorOptions{});
+  const long long n = dense.n;
+  ASSERT_GT(n, 1000);
+  SparseCounters one, two;
+  FormFactorRows a, b;
+  constexpr double kDropBelow = 1e-3;
+  {
+    ThreadLimit limit(1);
+    a = SparseRows(g, embree, FormFactorOptions{}, kDropBelow, one);
+  }
+  {
+    ThreadLimit limit(2);
+    b = SparseRows(g, embree, FormFactorOptions{}, kDropBelow, two);
+  }
+  EXPECT_EQ(a.indptr, b.indptr);
+  EXPECT_EQ(a.columns, b.columns);
+  EXPECT_EQ(a.f64, b.f64);
+  EXPECT_EQ(a.dropped, b.dropped);
+  const PatchTree tree = BuildPatchTree(g.patches);
+  EXPECT_EQ(CountSparseCandidates(g.patches, tree, a.rows, kDropBelow), one.candidatePairs);
+  EXPECT_GT(one.nodesSkipped, 0);
+  // The ground's patches never see each other; of the rest, most pairs are far.
+  long long exchanging = 0;
+  for (double v : dense.f) exchanging += v != 0;
+  EXPECT_LT(double(one.candidatePairs), 0.25 * double(n) * double(n)) << "the walk should skip most pairs";
+  // Dropped energy, all rows together: the estimate against the dense rows' entries outside the kept ones.
+  double reported = 0, truth = 0, worst = 0;
+  for (long long i = 0; i < n; ++i) {
+    double rowTruth = 0;
+    for (long long j = 0; j < n; ++j) rowTruth += dense.At(i, j) - a.At(size_t(i), j);
+    truth += rowTruth;
+    reported += a.dropped[size_t(i)];
+    worst = std::max(worst, std::fabs(a.dropped[size_t(i)] - rowTruth));
+  }
+  std::printf("city: %lld patches, %lld exchanging, kept %lld, candidates %lld, skipped %lld nodes and %lld patches; "
+              "dropped mean %.4g (reported %.4g), worst row error %.3g\n",
+              n, exchanging, one.kept, one.candidatePairs, one.nodesSkipped, one.patchesSkipped, truth / double(n),
+              reported / double(n), worst);
+  EXPECT_NEAR(reported, truth, 0.1 * truth);
+  EXPECT_LT(worst, 0.05);
+}
+
+}  // namespace
+}  // namespace rad
