@@ -177,13 +177,15 @@ CsrLayout InspectCsr(hid_t file, const std::string &path, long long n) {
   return layout;
 }
 
-void ReadCsrRows(MPI_Comm comm, hid_t file, const std::string &path, const CsrLayout &layout, long long n,
-                 const std::vector<long long> &rows, std::vector<double> &f64, std::vector<float> &f32) {
+namespace {
+
+// Collective: every stored entry of this rank's rows, read in row blocks: entry(k, j, pos, values) for local
+// row k, column j and the entry's place `pos` in the block's `values` (double) or `narrow` (float) arrays, in
+// file order. A column outside [0, n) is an InputError naming `path`, on every rank.
+template <typename Entry>
+void ForEachStoredEntry(MPI_Comm comm, hid_t file, const std::string &path, const CsrLayout &layout, long long n,
+                        const std::vector<long long> &rows, Entry &&entry) {
   const bool asFloat = layout.dataIsFloat;
-  AllocateOnEveryRank(comm, "the rank's rows of F", [&] {
-    if (asFloat) f32.assign(rows.size() * size_t(n), 0.0f);
-    else f64.assign(rows.size() * size_t(n), 0.0);
-  });
   H5Handle indices(RAD_H5(H5Dopen2(file, "/formfactors/indices", H5P_DEFAULT)));
   H5Handle data(RAD_H5(H5Dopen2(file, "/formfactors/data", H5P_DEFAULT)));
   H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
@@ -236,7 +238,6 @@ void ReadCsrRows(MPI_Comm comm, hid_t file, const std::string &path, const CsrLa
     size_t pos = 0;
     for (long long k = begin; k < end && ok; ++k) {
       const size_t i = size_t(rows[size_t(k)]);
-      const size_t rowBase = size_t(k) * size_t(n);
       for (long long e = ptr[i]; e < ptr[i + 1]; ++e, ++pos) {
         const long long j = columns[pos];
         if (j < 0 || j >= n) {
@@ -245,12 +246,74 @@ void ReadCsrRows(MPI_Comm comm, hid_t file, const std::string &path, const CsrLa
                     " outside [0, " + std::to_string(n) + ")";
           break;
         }
-        if (asFloat) f32[rowBase + size_t(j)] += narrow[pos];
-        else f64[rowBase + size_t(j)] += values[pos];
+        if (asFloat) entry(size_t(k), j, double(narrow[pos]), narrow[pos]);
+        else entry(size_t(k), j, values[pos], float(0));
       }
     }
   }
   AgreeOrThrow(comm, ok, message);
+}
+
+}  // namespace
+
+void ReadCsrRows(MPI_Comm comm, hid_t file, const std::string &path, const CsrLayout &layout, long long n,
+                 const std::vector<long long> &rows, std::vector<double> &f64, std::vector<float> &f32) {
+  const bool asFloat = layout.dataIsFloat;
+  AllocateOnEveryRank(comm, "the rank's rows of F", [&] {
+    if (asFloat) f32.assign(rows.size() * size_t(n), 0.0f);
+    else f64.assign(rows.size() * size_t(n), 0.0);
+  });
+  ForEachStoredEntry(comm, file, path, layout, n, rows, [&](size_t k, long long j, double value, float narrow) {
+    if (asFloat) f32[k * size_t(n) + size_t(j)] += narrow;
+    else f64[k * size_t(n) + size_t(j)] += value;
+  });
+}
+
+void ReadCsrRowsAsCsr(MPI_Comm comm, hid_t file, const std::string &path, const CsrLayout &layout,
+                      FormFactorRows &f) {
+  const bool asFloat = layout.dataIsFloat;
+  f.storage = Storage::kCsr;
+  f.precision = asFloat ? Precision::kFloat : Precision::kDouble;
+  f.indptr.assign(1, 0);
+  for (long long i : f.rows) f.indptr.push_back(f.indptr.back() + layout.indptr[size_t(i) + 1] - layout.indptr[size_t(i)]);
+  const size_t entries = size_t(f.indptr.back());
+  AllocateOnEveryRank(comm, "the rank's CSR rows of F", [&] {
+    f.columns.assign(entries, 0);
+    if (asFloat) f.f32.assign(entries, 0.0f);
+    else f.f64.assign(entries, 0.0);
+  });
+  std::vector<long long> next(f.indptr.begin(), f.indptr.end() - 1);
+  ForEachStoredEntry(comm, file, path, layout, f.n, f.rows, [&](size_t k, long long j, double value, float narrow) {
+    const size_t at = size_t(next[k]++);
+    f.columns[at] = int32_t(j);
+    if (asFloat) f.f32[at] = narrow;
+    else f.f64[at] = value;
+  });
+  // Columns ascending within each row (files from other tools need not be), a column stored twice summed in
+  // file order, as the dense reader does.
+  std::vector<std::pair<int32_t, double>> row;
+  long long write = 0;
+  for (size_t k = 0; k < f.rows.size(); ++k) {
+    row.clear();
+    for (long long e = f.indptr[k]; e < f.indptr[k + 1]; ++e) row.emplace_back(f.columns[size_t(e)], f.Value(size_t(e)));
+    std::stable_sort(row.begin(), row.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    f.indptr[k] = write;
+    for (size_t q = 0; q < row.size(); ++q) {
+      if (q > 0 && row[q].first == row[q - 1].first) {
+        if (asFloat) f.f32[size_t(write) - 1] += float(row[q].second);
+        else f.f64[size_t(write) - 1] += row[q].second;
+        continue;
+      }
+      f.columns[size_t(write)] = row[q].first;
+      if (asFloat) f.f32[size_t(write)] = float(row[q].second);
+      else f.f64[size_t(write)] = row[q].second;
+      ++write;
+    }
+  }
+  f.indptr.back() = write;
+  f.columns.resize(size_t(write));
+  if (asFloat) f.f32.resize(size_t(write));
+  else f.f64.resize(size_t(write));
 }
 
 }  // namespace rad

@@ -43,4 +43,9 @@ CsrLayout InspectCsr(hid_t file, const std::string &path, long long n);
 void ReadCsrRows(MPI_Comm comm, hid_t file, const std::string &path, const CsrLayout &layout, long long n,
                  const std::vector<long long> &rows, std::vector<double> &f64, std::vector<float> &f32);
 
+// Collective: this rank's rows f.rows (f.n set) of the CSR matrix kept as CSR (f.storage = kCsr, the stored
+// precision), columns ascending within each row. Column indices outside [0, n) are an InputError naming `path`.
+void ReadCsrRowsAsCsr(MPI_Comm comm, hid_t file, const std::string &path, const CsrLayout &layout,
+                      FormFactorRows &f);
+
 }  // namespace rad

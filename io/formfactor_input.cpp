@@ -81,7 +81,7 @@ void ReadRows(MPI_Comm comm, hid_t dset, long long n, const std::vector<long lon
 }  // namespace
 
 FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution,
-                                    const BeforeReadingRows &beforeReading) {
+                                    const BeforeReadingRows &beforeReading, bool keepCsr) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -124,21 +124,29 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
   storedAsFloat = flags[0];
   sparse = flags[1];
   BroadcastString(comm, in.scene);
-  if (beforeReading) beforeReading(RowsToRead{in.PatchCount(), storedAsFloat != 0, sparse != 0});
-
   const long long n = in.PatchCount();
   in.f.n = n;
   in.f.rows = OwnedRows(n, rank, size, distribution);
   in.f.precision = storedAsFloat ? Precision::kFloat : Precision::kDouble;
+  RowsToRead read{n, storedAsFloat != 0, sparse != 0};
+  if (sparse) {
+    csr.dataIsFloat = storedAsFloat != 0;
+    csr.indptr.resize(size_t(n) + 1);
+    RAD_MPI(MPI_Bcast(csr.indptr.data(), int(csr.indptr.size()), MPI_LONG_LONG, 0, comm));
+    if (keepCsr) {
+      read.storedEntries = 0;
+      for (long long i : in.f.rows) read.storedEntries += csr.indptr[size_t(i) + 1] - csr.indptr[size_t(i)];
+    }
+  }
+  if (beforeReading) beforeReading(read);
+
   H5Handle fapl(RAD_H5(H5Pcreate(H5P_FILE_ACCESS)));
   RAD_H5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
   H5Handle file(RAD_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl)));
   if (sparse) {
     in.layout = "HDF5 CSR";
-    csr.dataIsFloat = storedAsFloat != 0;
-    csr.indptr.resize(size_t(n) + 1);
-    RAD_MPI(MPI_Bcast(csr.indptr.data(), int(csr.indptr.size()), MPI_LONG_LONG, 0, comm));
-    ReadCsrRows(comm, file, path, csr, n, in.f.rows, in.f.f64, in.f.f32);
+    if (keepCsr) ReadCsrRowsAsCsr(comm, file, path, csr, in.f);
+    else ReadCsrRows(comm, file, path, csr, n, in.f.rows, in.f.f64, in.f.f32);
     return in;
   }
   in.layout = "HDF5 dense";

@@ -42,12 +42,14 @@ struct RowsToRead {
   long long patches = 0;
   bool storedAsFloat = false;  // read as float32 (HDF5 dense or CSR with 4-byte data); otherwise float64
   bool sparse = false;         // CSR, MatrixMarket or PETSc: read in blocks and scattered into dense rows
+  long long storedEntries = -1;  // an HDF5 CSR file kept as CSR: this rank's stored entries (else -1)
 };
 using BeforeReadingRows = std::function<void(const RowsToRead &)>;
 
-// Collective.
+// Collective. With `keepCsr`, a CSR file's rows stay CSR (FormFactorRows::IsCsr), for the solver; else every
+// file is read into dense rows.
 FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution,
-                                    const BeforeReadingRows &beforeReading = {});
+                                    const BeforeReadingRows &beforeReading = {}, bool keepCsr = false);
 
 // Collective. `patches` (made from the scene, identical on every rank) must match the file's N.
 FormFactorInput ReadFormFactorsRaw(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,

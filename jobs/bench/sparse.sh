@@ -6,6 +6,7 @@
 # the mean dropped row sum, and where both ran, B's relative RMS difference and the time ratio; then the fitted
 # exponent of time against N for each operator (time ~ N^k, least squares on the logs).
 #   bash jobs/bench/sparse.sh [CITIES] [PATCH_SIZE] [EPS]     e.g. "2x2 4x4 8x8 12x12" 0.5 1e-4
+# The cities have a sky light (generate.py --sky-light), so that B is not 0.
 # Environment: DENSE_MAX (default 6000), VISIBILITY (exact or rays, default exact), RANKS (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,7 +26,7 @@ echo "benchmark: cities $cities, --max-patch-size $size, --drop-below $eps, --vi
 printf "%-8s %-7s %8s %9s %9s %11s %9s %12s %10s %10s\n" city operator N "time s" "peak MiB" nonzeros density "pairs eval" dropped "B rel RMS"
 : > "$out/fit"
 for city in $cities; do
-  /usr/bin/python3 meshes/generate.py city --buildings "$city" --output "$out/$city.obj" >/dev/null
+  /usr/bin/python3 meshes/generate.py city --buildings "$city" --sky-light --output "$out/$city.obj" >/dev/null
   for op in sparse dense; do
     dir="$out/$city-$op"
     args=(run --input "$out/$city.obj" --max-patch-size "$size" --visibility "$visibility" --operator "$op"

@@ -15,9 +15,6 @@ namespace rad {
 
 namespace {
 
-// Rows computed between two appends to the CSR arrays: their entries wait in per-row buffers meanwhile.
-constexpr size_t kRowsPerChunk = 2048;
-
 // The walk of row i's tree: `evaluate(j)` for every patch j that may share an entry at or above `dropBelow`
 // with i, `skipNode(node)` and `skipPatch(j)` for the nodes and patches left out by their bound. Nodes and
 // patches wholly behind patch i (whose entries are 0) are none of these.
@@ -53,58 +50,95 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
   }
 }
 
-struct RowEntries {
-  std::vector<std::pair<int32_t, double>> kept;
-  double dropped = 0;
-};
-
 }  // namespace
 
-long long CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
-                                const std::vector<long long> &rows, double dropBelow) {
-  tbb::enumerable_thread_specific<long long> perThread(0);
+std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
+                                             const std::vector<long long> &rows, double dropBelow) {
+  std::vector<long long> counts(rows.size(), 0);
   tbb::parallel_for(size_t(0), rows.size(), [&](size_t r) {
-    long long &count = perThread.local();
+    long long count = 0;
     WalkRow(patches, tree, rows[r], dropBelow, [&](int32_t) { ++count; }, [](const PatchTreeNode &) {}, [](int32_t) {});
+    counts[r] = count;
   });
-  long long total = 0;
-  for (long long c : perThread) total += c;
-  return total;
+  return counts;
 }
 
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
-                          double dropBelow, const FormFactorOptions &options, FormFactorRows &out,
-                          PhaseTimers &timers, FormFactorCounters &counters, SparseCounters &sparse,
-                          bool showProgress) {
+                          const std::vector<long long> &candidateCounts, double dropBelow,
+                          const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
+                          FormFactorCounters &counters, SparseCounters &sparse, bool showProgress) {
   if (!(dropBelow > 0)) throw InputError("the sparse operator needs a drop threshold above 0");
-  ScopedPhase phase(timers, "sparse form factors");
+  RAD_CHECK(candidateCounts.size() == out.rows.size(), "ComputeSparseRowsCpu: one candidate count per row");
   const size_t local = out.rows.size();
-  const bool narrow = out.precision == Precision::kFloat;
-  out.storage = Storage::kCsr;
-  out.indptr.assign(1, 0);
-  out.columns.clear();
-  out.f64.clear();
-  out.f32.clear();
-  out.dropped.assign(local, 0.0);
+  const long long n = (long long)g.patches.size();
   tbb::enumerable_thread_specific<FormFactorCounters> perThread;
   tbb::enumerable_thread_specific<SparseCounters> sparsePerThread;
   auto occluded = [&](Vec3 a, Vec3 b) { return embree.SegmentOccluded(a, b); };
-  Progress progress("form factors (sparse)", (long long)local, showProgress);
-  std::vector<RowEntries> chunk;
-  for (size_t begin = 0; begin < local; begin += kRowsPerChunk) {
-    const size_t end = std::min(local, begin + kRowsPerChunk);
-    chunk.assign(end - begin, RowEntries{});
-    tbb::parallel_for(tbb::blocked_range<size_t>(begin, end, 1), [&](const tbb::blocked_range<size_t> &range) {
+
+  // Each row's candidates (columns ascending) and values side by side, in one array over the rank's rows.
+  std::vector<long long> start(local + 1, 0);
+  for (size_t r = 0; r < local; ++r) start[r + 1] = start[r] + candidateCounts[r];
+  std::vector<int32_t> columns(static_cast<size_t>(start[local]));
+  std::vector<double> values(columns.size(), 0.0);
+  std::vector<uint8_t> keep(columns.size(), 0);
+  std::vector<double> dropped(local, 0.0);
+  std::vector<int32_t> localRow(size_t(n), -1);
+  for (size_t r = 0; r < local; ++r) localRow[size_t(out.rows[r])] = int32_t(r);
+
+  {
+    ScopedPhase phase(timers, "sparse walk");
+    tbb::parallel_for(size_t(0), local, [&](size_t r) {
+      SparseCounters &s = sparsePerThread.local();
+      const int i = int(out.rows[r]);
+      const Patch &pi = g.patches[size_t(i)];
+      long long k = start[r];
+      auto candidate = [&](int32_t j) {
+        RAD_CHECK(k < start[r + 1], "ComputeSparseRowsCpu: more candidates than counted");
+        columns[size_t(k++)] = j;
+      };
+      auto skipNode = [&](const PatchTreeNode &node) {
+        dropped[r] += ClusterEstimate(pi, node);
+        ++s.nodesSkipped;
+      };
+      auto skipPatch = [&](int32_t j) {  // with one shadow ray between the centroids: a ray costs little
+        const Patch &pj = g.patches[size_t(j)];
+        const double estimate = PatchEstimate(pi, pj);
+        if (estimate > 0 && !occluded(pi.centroid, pj.centroid)) dropped[r] += estimate;
+        ++s.patchesSkipped;
+      };
+      WalkRow(g.patches, tree, i, dropBelow, candidate, skipNode, skipPatch);
+      RAD_CHECK(k == start[r + 1], "ComputeSparseRowsCpu: fewer candidates than counted");
+      std::sort(columns.begin() + start[r], columns.begin() + start[r + 1]);
+      s.candidates += start[r + 1] - start[r];
+    });
+  }
+
+  // Where row j holds column i among its candidates, or -1 (row j elsewhere, or i not its candidate).
+  auto slotOf = [&](int32_t j, int32_t i) -> long long {
+    const int32_t rj = localRow[size_t(j)];
+    if (rj < 0) return -1;
+    const auto begin = columns.begin() + start[size_t(rj)], end = columns.begin() + start[size_t(rj) + 1];
+    const auto it = std::lower_bound(begin, end, i);
+    return it != end && *it == i ? (long long)(it - columns.begin()) : -1;
+  };
+  {
+    // A pair both of whose rows are here and hold each other as candidates is evaluated once, from the row
+    // ComputesPair picks, which writes both slots (the bits are those of either side, pair.h).
+    ScopedPhase phase(timers, "sparse form factors");
+    Progress progress("form factors (sparse)", (long long)local, showProgress);
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, local, 1), [&](const tbb::blocked_range<size_t> &range) {
       FormFactorCounters &c = perThread.local();
       SparseCounters &s = sparsePerThread.local();
       const GeometryView view = ViewOf(g);
       for (size_t r = range.begin(); r != range.end(); ++r) {
         const int i = int(out.rows[r]);
-        RowEntries &row = chunk[r - begin];
-        auto evaluate = [&](int32_t j) {
+        for (long long k = start[r]; k < start[r + 1]; ++k) {
+          const int32_t j = columns[size_t(k)];
+          const long long mirror = slotOf(j, i);
+          if (mirror >= 0 && !ComputesPair(i, j)) continue;  // row j's evaluation writes this slot
           const PairResult p = FormFactorPair(view, i, j, options.pair);
           c.Add(p);
-          ++s.candidatePairs;
+          ++s.pairsEvaluated;
           double value = p.value, reverse = p.reverse;
           if (p.needsRays) {  // as the dense operator: the visible fraction multiplies both entries
             uint32_t traced = 0;
@@ -115,43 +149,55 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             value *= v;
             reverse *= v;
           }
-          if (value == 0) return;
-          if (value >= dropBelow || reverse >= dropBelow) {
-            row.kept.emplace_back(j, value);
-          } else {
-            row.dropped += value;
-            ++s.droppedEntries;
+          const uint8_t kept = value != 0 && (value >= dropBelow || reverse >= dropBelow);
+          values[size_t(k)] = value;
+          keep[size_t(k)] = kept;
+          if (mirror >= 0) {
+            c.AddReverse(p);
+            if (p.needsRays) ++c.pairsRayTraced;
+            values[size_t(mirror)] = reverse;
+            keep[size_t(mirror)] = kept;
           }
-        };
-        auto skipNode = [&](const PatchTreeNode &node) {
-          row.dropped += ClusterEstimate(g.patches[size_t(i)], node);
-          ++s.nodesSkipped;
-        };
-        auto skipPatch = [&](int32_t j) {  // with one shadow ray between the centroids: a ray costs little
-          const Patch &pi = g.patches[size_t(i)], &pj = g.patches[size_t(j)];
-          const double estimate = PatchEstimate(pi, pj);
-          if (estimate > 0 && !occluded(pi.centroid, pj.centroid)) row.dropped += estimate;
-          ++s.patchesSkipped;
-        };
-        WalkRow(g.patches, tree, i, dropBelow, evaluate, skipNode, skipPatch);
-        std::sort(row.kept.begin(), row.kept.end());
-        s.kept += (long long)row.kept.size();
+        }
         progress.Advance();
       }
     });
-    for (size_t r = begin; r < end; ++r) {  // in row order: the arrays do not depend on the threads
-      RowEntries &row = chunk[r - begin];
-      for (const auto &[j, v] : row.kept) {
-        out.columns.push_back(j);
-        if (narrow) out.f32.push_back(float(v));
-        else out.f64.push_back(v);
-      }
-      out.indptr.push_back((long long)out.columns.size());
-      out.dropped[r] = row.dropped;
-    }
   }
+
+  // The kept entries moved to the front, row by row (in place: a row's kept entries never start after its
+  // candidates); the others added to the row's dropped sum after its skipped estimates, in column order.
+  SparseCounters &s = sparsePerThread.local();
+  out.storage = Storage::kCsr;
+  out.indptr.assign(1, 0);
+  long long write = 0;
+  for (size_t r = 0; r < local; ++r) {
+    for (long long k = start[r]; k < start[r + 1]; ++k) {
+      if (keep[size_t(k)]) {
+        columns[size_t(write)] = columns[size_t(k)];
+        values[size_t(write)] = values[size_t(k)];
+        ++write;
+      } else if (values[size_t(k)] != 0) {
+        dropped[r] += values[size_t(k)];
+        ++s.droppedEntries;
+      }
+    }
+    out.indptr.push_back(write);
+  }
+  s.kept += write;
+  std::vector<uint8_t>().swap(keep);
+  columns.resize(size_t(write));
+  values.resize(size_t(write));
+  out.columns = std::move(columns);
+  out.f32.clear();
+  out.f64.clear();
+  if (out.precision == Precision::kFloat) {
+    out.f32.assign(values.begin(), values.end());  // each value rounded once, when final
+  } else {
+    out.f64 = std::move(values);
+  }
+  out.dropped = std::move(dropped);
   for (const FormFactorCounters &c : perThread) counters.Add(c);
-  for (const SparseCounters &s : sparsePerThread) sparse.Add(s);
+  for (const SparseCounters &t : sparsePerThread) sparse.Add(t);
 }
 
 }  // namespace rad

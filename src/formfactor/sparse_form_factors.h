@@ -18,13 +18,15 @@
 namespace rad {
 
 struct SparseCounters {
-  long long candidatePairs = 0;  // pairs evaluated with the exact kernel
+  long long candidates = 0;      // (row, column) slots the walk left to the kernel
+  long long pairsEvaluated = 0;  // exact-kernel evaluations (a pair whose two rows are here: once)
   long long kept = 0;            // entries stored
   long long droppedEntries = 0;  // non-zero entries evaluated and dropped
   long long nodesSkipped = 0;    // tree nodes left out whole by their bound
   long long patchesSkipped = 0;  // single patches of a visited leaf left out by their bound
   void Add(const SparseCounters &c) {
-    candidatePairs += c.candidatePairs;
+    candidates += c.candidates;
+    pairsEvaluated += c.pairsEvaluated;
     kept += c.kept;
     droppedEntries += c.droppedEntries;
     nodesSkipped += c.nodesSkipped;
@@ -32,17 +34,23 @@ struct SparseCounters {
   }
 };
 
-// Pairs that `rows` would evaluate at threshold `dropBelow` (a walk of the tree without the kernel): an upper
-// bound on the entries kept, for the memory check before anything is computed.
-long long CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
-                                const std::vector<long long> &rows, double dropBelow);
+// Per row of `rows`, the candidates the walk at threshold `dropBelow` leaves to the kernel (a walk of the tree
+// without the kernel): an upper bound on the row's entries, for the memory check before anything is computed.
+std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
+                                             const std::vector<long long> &rows, double dropBelow);
 
-// Fills `out` (n, rows and precision set by the caller) with CSR rows and their dropped sums. `dropBelow` > 0.
-// The rows are computed in parallel, each row on one thread in a fixed order, so neither the thread count nor
-// the rank count shows in the results. Phase "sparse form factors" in `timers`.
+// Bytes per candidate that ComputeSparseRowsCpu holds at its peak (column, value and flag; float rows add
+// their narrowed copy).
+constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (floatRows ? 4 : 0); }
+
+// Fills `out` (n, rows and precision set by the caller) with CSR rows and their dropped sums, `candidateCounts`
+// being CountSparseCandidates of out.rows. `dropBelow` > 0. The walk, then the kernel over the candidates
+// (a pair whose two rows are both here once), then the kept entries gathered; rows in parallel, each row's
+// work in a fixed order, so neither the thread count nor the rank count shows in the results. Phases
+// "sparse walk" and "sparse form factors" in `timers`.
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
-                          double dropBelow, const FormFactorOptions &options, FormFactorRows &out,
-                          PhaseTimers &timers, FormFactorCounters &counters, SparseCounters &sparse,
-                          bool showProgress);
+                          const std::vector<long long> &candidateCounts, double dropBelow,
+                          const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
+                          FormFactorCounters &counters, SparseCounters &sparse, bool showProgress);
 
 }  // namespace rad

@@ -166,11 +166,13 @@ void FormFactorJob::PrepareSparse(long long rank) {
   }
   {
     ScopedPhase phase(exec_.Timers(), "sparse candidates");
-    candidates_ = CountSparseCandidates(geometry_.patches, tree_, f_.rows, o_.dropBelow);
+    candidateCounts_ = CountSparseCandidates(geometry_.patches, tree_, f_.rows, o_.dropBelow);
   }
-  const double entryBytes = (narrow ? 4 : 8) + sizeof(int32_t);
-  const double need = double(candidates_) * entryBytes + double(f_.RowCount()) * 3 * sizeof(double) +
-                      double(patchCount_) * (kBytesPerPatch + sizeof(PatchSphere) + sizeof(int32_t) +
+  candidates_ = 0;
+  for (long long c : candidateCounts_) candidates_ += c;
+  const double entryBytes = SparseBytesPerCandidate(narrow);
+  const double need = double(candidates_) * entryBytes + double(f_.RowCount()) * 4 * sizeof(double) +
+                      double(patchCount_) * (kBytesPerPatch + sizeof(PatchSphere) + 2 * sizeof(int32_t) +
                                              sizeof(PatchTreeNode) / 4);
   const std::string what = o_.input.Label();
   const double dropBelow = o_.dropBelow;
@@ -191,7 +193,7 @@ void FormFactorJob::PrepareSparse(long long rank) {
   if (exec_.Talks())
     std::fprintf(stderr,
                  "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), sparse operator at "
-                 "--drop-below %g: %lld of %.4g pairs to evaluate (%.3g %%), at most %.1f MiB of F on this rank "
+                 "--drop-below %g: %lld of %.4g entries are candidates (%.3g %%), at most %.1f MiB of F on this rank "
                  "(%s)\n",
                  what.c_str(), scene_.faces.size(), patchCount_, exec_.Ranks(), exec_.Threads(), dropBelow,
                  allCandidates, double(patchCount_) * double(patchCount_ - 1),
@@ -207,17 +209,16 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
     ScopedPhase phase(exec_.Timers(), "acceleration");
     embree = std::make_unique<EmbreeScene>(scene_);
   }
-  AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
-    f_.columns.reserve(size_t(candidates_));
-    if (f_.precision == Precision::kFloat) f_.f32.reserve(size_t(candidates_));
-    else f_.f64.reserve(size_t(candidates_));
-  });
   SparseCounters mine;
-  ComputeSparseRowsCpu(geometry_, *embree, tree_, o_.dropBelow, ff, f_, exec_.Timers(), counters_, mine, exec_.Talks());
-  long long counts[] = {mine.candidatePairs, mine.kept, mine.droppedEntries, mine.nodesSkipped, mine.patchesSkipped};
+  AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
+    ComputeSparseRowsCpu(geometry_, *embree, tree_, candidateCounts_, o_.dropBelow, ff, f_, exec_.Timers(), counters_,
+                         mine, exec_.Talks());
+  });
+  long long counts[] = {mine.candidates, mine.pairsEvaluated, mine.kept, mine.droppedEntries, mine.nodesSkipped,
+                        mine.patchesSkipped};
   long long all[std::size(counts)] = {};
   MPI_Allreduce(counts, all, int(std::size(counts)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  sparseTotals_ = SparseCounters{all[0], all[1], all[2], all[3], all[4]};
+  sparseTotals_ = SparseCounters{all[0], all[1], all[2], all[3], all[4], all[5]};
 }
 
 // Each row's sky view factor, the share of its light that leaves the scene: 1 less its kept entries and what
@@ -350,7 +351,8 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   if (!Sparse()) return writer.WriteFormFactors(f_, a);
   a.numbers["drop_below"] = o_.dropBelow;
   a.numbers["nonzeros"] = double(sparseSummary_.nonzeros);
-  a.numbers["pairs_evaluated"] = double(sparseTotals_.candidatePairs);
+  a.numbers["pairs_evaluated"] = double(sparseTotals_.pairsEvaluated);
+  a.numbers["candidates"] = double(sparseTotals_.candidates);
   a.numbers["entries_dropped"] = double(sparseTotals_.droppedEntries);
   a.numbers["tree_nodes_skipped"] = double(sparseTotals_.nodesSkipped);
   a.numbers["dropped_row_sum_mean"] = sparseSummary_.droppedMean;
@@ -410,7 +412,7 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
     std::snprintf(buf, sizeof buf, "%g", o_.dropBelow);
     extra.push_back({"drop below", buf});
     extra.push_back({"nonzeros", std::to_string(sparseSummary_.nonzeros)});
-    extra.push_back({"pairs evaluated", std::to_string(sparseTotals_.candidatePairs)});
+    extra.push_back({"pairs evaluated", std::to_string(sparseTotals_.pairsEvaluated)});
     std::snprintf(buf, sizeof buf, "%.3g %%",
                   PatchCount() > 1 ? 100.0 * double(sparseSummary_.nonzeros) / (double(PatchCount()) * double(PatchCount())) : 0.0);
     extra.push_back({"density", buf});

@@ -91,9 +91,10 @@ class FormFactorJob {
   FormFactorCounters counters_;  // this rank's
   FormFactorCounters totals_;    // all ranks' 
   ClosureStats closure_;
-  // The sparse operator's: the patch tree, this rank's candidate pairs (an upper bound on its entries), the
+  // The sparse operator's: the patch tree, this rank's candidate entries (an upper bound on its entries), the
   // counts of the walk (all ranks'), and each row's sky view factor (1 - its kept and dropped sums).
   PatchTree tree_;
+  std::vector<long long> candidateCounts_;  // per row
   long long candidates_ = 0;
   SparseCounters sparseTotals_;
   std::vector<double> skyViewFactor_;

@@ -24,6 +24,19 @@ BeforeReadingRows CheckMemoryBeforeReading(const std::string &path, const std::s
     request.rows = OwnedCount(read.patches, rank, size, distribution);
     request.model = extra;
     request.model.bytesPerEntry = read.storedAsFloat ? 4 : 8;
+    if (read.storedEntries >= 0) {  // kept as CSR: the stored entries, their columns and the blocks read
+      // Per entry its value and column; one block of columns and values as read (16 bytes an entry), and one
+      // row's entries being sorted (at most N, 16 bytes each).
+      const double entries = double(read.storedEntries);
+      const double need = entries * (request.model.bytesPerEntry + 4) + double(request.rows) * 8 +
+                          double(read.patches) * (double(sizeof(Patch)) + 16 * sizeof(double)) + extra.fixedBytes +
+                          16 * std::min(entries, double(kExportBlockEntries)) + 16 * std::min(entries, double(read.patches));
+      budget = CheckMemoryNeed(MPI_COMM_WORLD, need, memoryLimit, [&](double worst, double limit, const std::string &source) {
+        return path + ": not enough memory for the rank's rows of F (CSR): a rank needs " + FormatBytes(worst) +
+               " but may use " + FormatBytes(limit) + " (" + source + "); use more ranks or give each rank more memory";
+      });
+      return;
+    }
     // The patches and the solver's vectors; a sparse file's row pointers and the blocks it is read in.
     request.model.bytesPerPatch += double(sizeof(Patch)) + 16 * sizeof(double) + (read.sparse ? 16 : 0);
     if (read.sparse) request.model.fixedBytes = std::max(request.model.fixedBytes, double(kExportBlockEntries) * 16);
@@ -33,7 +46,7 @@ BeforeReadingRows CheckMemoryBeforeReading(const std::string &path, const std::s
 }
 
 FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &scene, const Meshing &meshing,
-                                   Distribution distribution, const BeforeReadingRows &beforeReading) {
+                                   Distribution distribution, const BeforeReadingRows &beforeReading, bool keepCsr) {
   int format = 0;
   OnRankZero(MPI_COMM_WORLD, [&] {
     if (!std::ifstream(path).good()) throw InputError(path + ": cannot open (missing or unreadable)");
@@ -41,7 +54,8 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &sc
   });
   RAD_MPI(MPI_Bcast(&format, 1, MPI_INT, 0, MPI_COMM_WORLD));
   const MatrixFileFormat f = MatrixFileFormat(format);
-  if (f == MatrixFileFormat::kHdf5) return ReadFormFactorsHdf5(MPI_COMM_WORLD, path, distribution, beforeReading);
+  if (f == MatrixFileFormat::kHdf5)
+    return ReadFormFactorsHdf5(MPI_COMM_WORLD, path, distribution, beforeReading, keepCsr);
 
   if (scene.files.empty())
     throw InputError(path + ": a " + std::string(MatrixFileFormatName(f)) + " matrix file" +

@@ -15,9 +15,11 @@ namespace rad {
 
 // Collective (MPI_COMM_WORLD). InputError naming the file for a missing or malformed file, or a non-HDF5 file
 // without `scene` files (whose patches are made as `meshing` says). `beforeReading` is called on every rank once N
-// and the stored precision are known, before the rows are allocated.
+// and the stored precision are known, before the rows are allocated. With `keepCsr`, an HDF5 CSR file's rows
+// stay CSR (the solver's choice); other files, and all files without it, are read into dense rows.
 FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &scene, const Meshing &meshing,
-                                   Distribution distribution, const BeforeReadingRows &beforeReading = {});
+                                   Distribution distribution, const BeforeReadingRows &beforeReading = {},
+                                   bool keepCsr = false);
 
 // The memory check of a command that reads F into memory (`solve`, `export`): what a rank holds for the rows
 // it reads, plus `extra` (the command's own buffers), against --memory-limit `memoryLimit` (memory_budget.h).

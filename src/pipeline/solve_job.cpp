@@ -24,7 +24,7 @@ int RunSolveJob(SolveJobOptions o, Execution &exec) {
   {
     ScopedPhase phase(timers, "input I/O");
     in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, distribution,
-                            CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, distribution, {}, memory));
+                            CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, distribution, {}, memory), true);
   }
   if (exec.Talks())
     std::fprintf(stderr,

@@ -8,7 +8,7 @@ dense operator on the same generated city (meshes/generate.py), computed by this
   - the same CSR datasets and B from 1, 2 and 4 ranks;
   - B from the sparse run within 1e-3 relative RMS of the dense run's at a small threshold, closer as it
     shrinks;
-  - `solve` reads the CSR file back and gives that B;
+  - `solve` reads the CSR file back as CSR (within a memory limit below the dense matrix) and gives that B;
   - options that cannot hold (--raw, --normalize-rows) and a memory limit too small exit 2 with one line.
 
 Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_SOURCE_DIR).
@@ -112,9 +112,18 @@ class SparseOperatorTest(CliTestCase):
         # `solve` on the CSR file written by the run.
         path = self.path("b1e-05", "radiosity.h5")
         out = self.path("solved.h5")
-        self.rad_ok(["solve", "--formfactors", path, "--output", out, "--quiet"])
-        with h5py.File(out, "r") as f:
-            np.testing.assert_allclose(f["radiosity/B"][:], csr(path)["B"], rtol=1e-5, atol=1e-12)
+        proc = self.rad_ok(["solve", "--formfactors", path, "--output", out])
+        self.assertIn("HDF5 CSR", proc.stderr)
+        with h5py.File(out, "r") as f:  # the same CSR rows and sweeps as the run's solve, on one rank
+            self.assertTrue(np.array_equal(f["radiosity/B"][:], csr(path)["B"]))
+        # Held as CSR, the rows need far less than the dense N x N the memory check would otherwise ask for.
+        n = self.F.shape[0]
+        limit = str(int(n * n * 8 * 0.5)) + "B"
+        coarse = self.path("b0.001", "radiosity.h5")
+        self.rad_ok(["solve", "--formfactors", coarse, "--output", self.path("solved2.h5"), "--memory-limit", limit,
+                     "--quiet"])
+        self.expect_exit_2(["solve", "--formfactors", path, "--output", self.path("x.h5"), "--memory-limit", "64k"],
+                           ["not enough memory", "CSR"])
 
     def expect_exit_2(self, args, words):
         proc = run(args, cwd=self.tmp)
