@@ -41,6 +41,7 @@ struct Builder {
       for (int k = 0; k < patch.cornerCount; ++k)
         node.sphere.radius = std::max(node.sphere.radius, Length(patch.corners[k] - node.sphere.center));
       node.maxPatchRadius = std::max(node.maxPatchRadius, tree.patchSpheres[size_t(*p)].radius);
+      node.maxPatchArea = std::max(node.maxPatchArea, patch.area);
       for (int a = 0; a < 3; ++a) {
         node.projectedArea[2 * a] += patch.area * std::max(0.0, patch.normal[a]);
         node.projectedArea[2 * a + 1] += patch.area * std::max(0.0, -patch.normal[a]);
@@ -103,32 +104,39 @@ double MaxCosine(Vec3 normal, Vec3 w, double sinCone) {
 
 }  // namespace
 
-double PairBound(const PatchSphere &a, Vec3 na, const PatchSphere &b, Vec3 nb) {
+double PairBound(const Patch &i, const PatchSphere &a, const Patch &j, const PatchSphere &b) {
   const Vec3 d = b.center - a.center;
   const double distance = Length(d);
-  if (distance <= a.radius + b.radius) return std::numeric_limits<double>::infinity();
-  // From a point of a, b is at least distance - a.radius away, and every direction to it within the cone of
-  // sine (a.radius + b.radius) / distance about d: F_ab <= cap * the largest cosine at a; alike the other way.
+  const double least = distance - a.radius - b.radius;
+  if (least <= 0) return std::numeric_limits<double>::infinity();
+  // From a point of a, b is at least distance - a.radius away, and every direction between them lies within
+  // the cone of sine (a.radius + b.radius) / distance about d: F_ij <= cap * the largest cosine at i, and
+  // alike the other way. And F_ij <= A_j times the kernel's largest value, cos_i cos_j / (pi least^2).
   const Vec3 w = d / distance;
   const double cone = (a.radius + b.radius) / distance;
-  const double ab = CapMeasure(b.radius / (distance - a.radius)) * MaxCosine(na, w, cone);
-  const double ba = CapMeasure(a.radius / (distance - b.radius)) * MaxCosine(nb, -1.0 * w, cone);
-  return std::max(ab, ba);
+  const double cosI = MaxCosine(i.normal, w, cone), cosJ = MaxCosine(j.normal, -1.0 * w, cone);
+  const double cap = std::max(CapMeasure(b.radius / (distance - a.radius)) * cosI,
+                              CapMeasure(a.radius / (distance - b.radius)) * cosJ);
+  const double kernel = std::max(i.area, j.area) * cosI * cosJ / (kPi * least * least);
+  return std::min(cap, kernel);
 }
 
-double NodeBound(const PatchSphere &a, Vec3 na, const PatchTreeNode &node) {
+double NodeBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &node) {
   // Every point of the node is at least `gap` from a's centre, and patch j's centre, whose sphere of radius r_j
   // lies inside the node's, at least gap + r_j: from a point of a, patch j's sphere has a sine of at most
   // r_j / (gap + r_j - r_a), largest for the largest r_j when gap > r_a; and from patch j, a's sphere at most
-  // r_a / gap. The cosine at a is bounded over the cone that holds the node; the node's normals are not kept.
+  // r_a / gap. The cosine at i is bounded over the cone that holds the node; the node's normals are not kept.
+  // Or: points of the two are at least gap - r_a apart, so F <= max(A_i, A_j) cos_i / (pi (gap - r_a)^2).
   const Vec3 d = node.sphere.center - a.center;
   const double distance = Length(d);
   const double gap = distance - node.sphere.radius;
   if (gap <= a.radius) return std::numeric_limits<double>::infinity();
   const double r = node.maxPatchRadius;
-  const double ij = CapMeasure(r / (gap + r - a.radius)) * MaxCosine(na, d / distance, (a.radius + node.sphere.radius) / distance);
-  const double ji = CapMeasure(a.radius / gap);
-  return std::max(ij, ji);
+  const double cosI = MaxCosine(i.normal, d / distance, (a.radius + node.sphere.radius) / distance);
+  const double cap = std::max(CapMeasure(r / (gap + r - a.radius)) * cosI, CapMeasure(a.radius / gap));
+  const double least = gap - a.radius;
+  const double kernel = std::max(i.area, node.maxPatchArea) * cosI / (kPi * least * least);
+  return std::min(cap, kernel);
 }
 
 double PatchEstimate(const Patch &i, const Patch &j) {

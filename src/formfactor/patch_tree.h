@@ -6,7 +6,8 @@
 //    hemisphere, times the largest cosine towards it, whatever is inside it, and
 //    each patch of the node lies in a sphere of its own radius inside the node's (so the bound is that of the
 //    node's largest patch at the node's nearest point, not that of the whole node: a far node of many small
-//    patches is skipped even when its sum is not small);
+//    patches is skipped even when its sum is not small); or, smaller where the cosines are, the kernel
+//    cos_i cos_j / (pi r^2) at its largest over the two times the larger area;
 //  - an estimate of sum_j F_ij over the node (ClusterEstimate): the point-to-point kernel at the centres with
 //    the node's projected area, without occlusion, as hierarchical radiosity's clusters do.
 // The sparse operator (sparse_form_factors.h) skips a node whose bound is below its drop threshold: every
@@ -28,6 +29,7 @@ struct PatchSphere {
 struct PatchTreeNode {
   PatchSphere sphere;             // holds every corner of its patches
   double maxPatchRadius = 0;      // the largest of its patches' spheres
+  double maxPatchArea = 0;        // and of its patches' areas
   // sum over the node's patches of A_j max(0, +-n_j.axis): +x, -x, +y, -y, +z, -z
   double projectedArea[6] = {0, 0, 0, 0, 0, 0};
   int32_t first = 0, count = 0;  // its patches: PatchTree::order[first, first + count)
@@ -49,13 +51,15 @@ PatchTree BuildPatchTree(const std::vector<Patch> &patches, int leafSize = 8);
 // it sees p).
 bool BehindPatch(const Patch &p, const PatchSphere &s);
 
-// An upper bound on max(F_ij, F_ji) for patch i inside sphere `a` with normal `na` and patch j inside sphere
-// `b` with normal `nb`; +infinity when the spheres touch or overlap.
-double PairBound(const PatchSphere &a, Vec3 na, const PatchSphere &b, Vec3 nb);
+// An upper bound on max(F_ij, F_ji) for patches i and j, inside spheres `a` and `b`: the smaller of the cap
+// bound above and of max(A_i, A_j) times the largest cosines at both ends over (pi times the least distance
+// squared), the kernel's largest value times the area; +infinity when the spheres touch or overlap.
+double PairBound(const Patch &i, const PatchSphere &a, const Patch &j, const PatchSphere &b);
 
-// An upper bound on max(F_ij, F_ji) for patch i inside sphere `a` with normal `na` and every patch j of
-// `node`; +infinity when `a` comes within its own radius of the node's sphere.
-double NodeBound(const PatchSphere &a, Vec3 na, const PatchTreeNode &node);
+// An upper bound on max(F_ij, F_ji) for patch i inside sphere `a` and every patch j of `node` (the cap bound,
+// or the area bound with the node's largest patch and no cosine at j's end); +infinity when `a` comes within
+// its own radius of the node's sphere.
+double NodeBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &node);
 
 // F_ij estimated from the centroids without occlusion (the point-to-point kernel times A_j).
 double PatchEstimate(const Patch &i, const Patch &j);

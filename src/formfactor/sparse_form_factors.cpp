@@ -30,7 +30,7 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
   while (top > 0) {
     const PatchTreeNode &node = tree.nodes[size_t(stack[--top])];
     if (BehindPatch(p, node.sphere)) continue;
-    if (NodeBound(sphere, p.normal, node) < dropBelow) {
+    if (NodeBound(p, sphere, node) < dropBelow) {
       skipNode(node);
       continue;
     }
@@ -44,11 +44,14 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
       const PatchSphere &other = tree.patchSpheres[size_t(j)];
       const Patch &q = patches[size_t(j)];
       if (j == i || q.face == p.face || BehindPatch(p, other) || BehindPatch(q, sphere)) continue;
-      if (PairBound(sphere, p.normal, other, q.normal) < dropBelow) skipPatch(j);
+      if (PairBound(p, sphere, q, other) < dropBelow) skipPatch(j);
       else evaluate(j);
     }
   }
 }
+
+// Shadow rays that estimate the visible share of a skipped node.
+constexpr int32_t kNodeVisibilitySamples = 4;
 
 }  // namespace
 
@@ -97,7 +100,20 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         columns[size_t(k++)] = j;
       };
       auto skipNode = [&](const PatchTreeNode &node) {
-        dropped[r] += ClusterEstimate(pi, node);
+        // The cluster estimate times the share of a few of its patches (spread along the node's range, which
+        // follows the tree's splits) that face patch i and whose centroid its centroid sees.
+        const double estimate = ClusterEstimate(pi, node);
+        if (estimate > 0) {
+          const int32_t samples = std::min<int32_t>(kNodeVisibilitySamples, node.count);
+          int facing = 0, seen = 0;
+          for (int32_t q = 0; q < samples; ++q) {
+            const Patch &pj = g.patches[size_t(tree.order[size_t(node.first + q * node.count / samples)])];
+            if (PatchEstimate(pi, pj) <= 0) continue;
+            ++facing;
+            if (!occluded(pi.centroid, pj.centroid)) ++seen;
+          }
+          dropped[r] += facing > 0 ? estimate * seen / facing : estimate;
+        }
         ++s.nodesSkipped;
       };
       auto skipPatch = [&](int32_t j) {  // with one shadow ray between the centroids: a ray costs little
@@ -113,6 +129,13 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     });
   }
 
+  // The run of coplanar patches (geometry.h, with the occluder BVH) each patch belongs to.
+  std::vector<int32_t> clusterOf;
+  if (!g.clusters.empty()) {
+    clusterOf.assign(size_t(n), 0);
+    for (size_t c = 0; c < g.clusters.size(); ++c)
+      std::fill_n(clusterOf.begin() + g.clusters[c].first, g.clusters[c].count, int32_t(c));
+  }
   // Where row j holds column i among its candidates, or -1 (row j elsewhere, or i not its candidate).
   auto slotOf = [&](int32_t j, int32_t i) -> long long {
     const int32_t rj = localRow[size_t(j)];
@@ -126,17 +149,32 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     // ComputesPair picks, which writes both slots (the bits are those of either side, pair.h).
     ScopedPhase phase(timers, "sparse form factors");
     Progress progress("form factors (sparse)", (long long)local, showProgress);
+    tbb::enumerable_thread_specific<std::vector<int8_t>> clearPerThread(g.clusters.size(), int8_t(-1));
     tbb::parallel_for(tbb::blocked_range<size_t>(0, local, 1), [&](const tbb::blocked_range<size_t> &range) {
       FormFactorCounters &c = perThread.local();
       SparseCounters &s = sparsePerThread.local();
+      std::vector<int8_t> &clear = clearPerThread.local();  // per cluster for this row: -1 not walked yet
+      std::vector<int32_t> walked;
       const GeometryView view = ViewOf(g);
       for (size_t r = range.begin(); r != range.end(); ++r) {
         const int i = int(out.rows[r]);
+        for (int32_t cluster : walked) clear[size_t(cluster)] = -1;
+        walked.clear();
         for (long long k = start[r]; k < start[r + 1]; ++k) {
           const int32_t j = columns[size_t(k)];
           const long long mirror = slotOf(j, i);
           if (mirror >= 0 && !ComputesPair(i, j)) continue;  // row j's evaluation writes this slot
-          const PairResult p = FormFactorPair(view, i, j, options.pair);
+          // As the dense operator: one walk of the occluder BVH for the run of coplanar patches j belongs to.
+          bool clearOfOccluders = false;
+          if (!clusterOf.empty()) {
+            const int32_t cluster = clusterOf[size_t(j)];
+            if (clear[size_t(cluster)] < 0) {
+              clear[size_t(cluster)] = ClusterClearOfOccluders(view, g.patches[size_t(i)], g.clusters[size_t(cluster)]) ? 1 : 0;
+              walked.push_back(cluster);
+            }
+            clearOfOccluders = clear[size_t(cluster)] != 0;
+          }
+          const PairResult p = FormFactorPair(view, i, j, options.pair, clearOfOccluders);
           c.Add(p);
           ++s.pairsEvaluated;
           double value = p.value, reverse = p.reverse;

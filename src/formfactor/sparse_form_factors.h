@@ -5,8 +5,8 @@
 // shadow rays). Whole cluster pairs that cannot reach the threshold are never evaluated: each row walks the
 // patch tree (patch_tree.h) and skips the nodes whose bound is below it, so the cost follows the entries
 // kept, not N^2. What a row leaves out is reported: entries computed and dropped exactly, skipped patches by
-// the point kernel at their centroids times one shadow ray between them, skipped nodes by their unoccluded
-// cluster estimate.
+// the point kernel at their centroids times one shadow ray between them, skipped nodes by their cluster
+// estimate times the visible share of four of their patches.
 #pragma once
 
 #include <vector>

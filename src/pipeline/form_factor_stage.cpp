@@ -363,7 +363,7 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.strings["dropped_row_sum"] =
       "per row, the entries left out: those evaluated and below --drop-below both ways (exact), the patches "
       "skipped by their bound (point kernel at the centroids, one shadow ray between them) and the tree nodes "
-      "skipped (cluster estimate from their centres, without occlusion)";
+      "skipped (cluster estimate from their centres, times the visible share of four of their patches)";
   WriteCsrFormFactors(MPI_COMM_WORLD, writer.File(), f_, skyViewFactor_, a);
 }
 
