@@ -158,8 +158,6 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
       const GeometryView view = ViewOf(g);
       for (size_t r = range.begin(); r != range.end(); ++r) {
         const int i = int(out.rows[r]);
-        for (int32_t cluster : walked) clear[size_t(cluster)] = -1;
-        walked.clear();
         for (long long k = start[r]; k < start[r + 1]; ++k) {
           const int32_t j = columns[size_t(k)];
           const long long mirror = slotOf(j, i);
@@ -197,6 +195,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             keep[size_t(mirror)] = kept;
           }
         }
+        for (int32_t cluster : walked) clear[size_t(cluster)] = -1;  // the thread's next row starts afresh
+        walked.clear();
         progress.Advance();
       }
     });

@@ -95,6 +95,28 @@ class SparseOperatorTest(CliTestCase):
         self.assertLess(np.abs(c["dropped_row_sum"] - truth).max(), 0.05)
         np.testing.assert_allclose(c["sky_view_factor"], 1 - S.sum(1) - c["dropped_row_sum"], rtol=0, atol=1e-12)
 
+    def test_city_past_the_face_pair_lists_with_rays(self):
+        """A city of 328 polygons: past 256 the occluders are found with the BVH, and a run of coplanar patches
+        is cleared by one walk (as in the dense operator); shadow rays for the occluded pairs."""
+        city = self.path("city6.obj")
+        subprocess.run([sys.executable, GENERATE, "city", "--buildings", "6x6", "--output", city], check=True,
+                       capture_output=True)
+        common = ["formfactors", "--input", city, "--max-patch-size", "2", "--visibility", "rays", "--quiet"]
+        self.rad_ok(common + ["--output", self.path("d.h5")])
+        self.rad_ok(common + ["--operator", "sparse", "--drop-below", "1e-4", "--output", self.path("s1.h5")])
+        self.rad_ok(common + ["--operator", "sparse", "--drop-below", "1e-4", "--output", self.path("s2.h5")], 2)
+        with h5py.File(self.path("d.h5"), "r") as f:
+            F = f["formfactors/F"][:]
+        n = F.shape[0]
+        self.assertGreater(n, 1000)
+        one, two = csr(self.path("s1.h5")), csr(self.path("s2.h5"))
+        for key in ("indptr", "indices", "data", "dropped_row_sum"):
+            self.assertTrue(np.array_equal(one[key], two[key]), "%s differs at 2 ranks" % key)
+        S = dense_of(one, n)
+        kept = S != 0
+        self.assertTrue(np.array_equal(S[kept], F[kept]), "kept entries differ from the dense operator's")
+        self.assertTrue(np.array_equal(kept, ((F >= 1e-4) | (F.T >= 1e-4)) & (F != 0)))
+
     def test_same_results_for_1_2_and_4_ranks(self):
         results = [csr(self.sparse_run("r%d" % p, 1e-3, ranks=p)) for p in (1, 2, 4)]
         for p, other in zip((2, 4), results[1:]):
