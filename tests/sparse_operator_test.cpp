@@ -82,7 +82,7 @@ FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree
   PhaseTimers timers;
   FormFactorCounters counters;
   const std::vector<long long> counts = CountSparseCandidates(g.patches, tree, f.rows, dropBelow);
-  ComputeSparseRowsCpu(g, embree, tree, counts, dropBelow, options, f, timers, counters, sparse, false);
+  ComputeSparseRowsCpu(g, embree, tree, counts, dropBelow, false, options, f, timers, counters, sparse, false);
   return f;
 }
 
@@ -157,7 +157,7 @@ TEST(SparseOperator, FloatRowsAreTheKeptEntriesRoundedOnce) {
   PhaseTimers timers;
   FormFactorCounters counters;
   SparseCounters sparse;
-  ComputeSparseRowsCpu(g, embree, tree, CountSparseCandidates(g.patches, tree, f.rows, 1e-3), 1e-3, FormFactorOptions{},
+  ComputeSparseRowsCpu(g, embree, tree, CountSparseCandidates(g.patches, tree, f.rows, 1e-3), 1e-3, false, FormFactorOptions{},
                        f, timers, counters, sparse, false);
   ASSERT_TRUE(f.f64.empty());
   ASSERT_EQ(f.f32.size(), f.columns.size());

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The sparse operator against the dense one on generated cities (meshes/generate.py city) at one patch size,
-# so that N grows with the number of buildings: for each city, `run` (form factors, solve, image) with
-# --operator sparse at --drop-below EPS, and with the dense operator while N is at most DENSE_MAX. Prints per
-# run the wall time, peak memory (max RSS of the rank), the nonzeros and density, the pairs the walk evaluated,
-# the mean dropped row sum, and where both ran, B's relative RMS difference and the time ratio; then the fitted
-# exponent of time against N for each operator (time ~ N^k, least squares on the logs).
+# The sparse and hierarchical operators against the dense one on generated cities (meshes/generate.py city)
+# at one patch size, so that N grows with the number of buildings: for each city, `run` (form factors, solve,
+# image) with --operator sparse at --drop-below EPS, --operator hierarchical at --operator-tolerance EPS, and
+# the dense operator while N is at most DENSE_MAX. Prints per run the wall time, peak memory (max RSS of the
+# rank), the nonzeros and density, the pairs evaluated, the mean dropped row sum (sparse) or the far links
+# (hierarchical), and on the dense row the relative RMS difference of the sparse and hierarchical B from the
+# dense B; then the fitted exponent of time against N for each operator (time ~ N^k, least squares on logs).
 #   bash jobs/bench/sparse.sh [CITIES] [PATCH_SIZE] [EPS]     e.g. "2x2 4x4 8x8 12x12" 0.5 1e-4
 # The cities have a sky light (generate.py --sky-light), so that B is not 0.
 # Environment: DENSE_MAX (default 6000), VISIBILITY (exact or rays, default exact), RANKS (default 1).
@@ -23,14 +24,15 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "benchmark: cities $cities, --max-patch-size $size, --drop-below $eps, --visibility $visibility, $ranks rank(s) x $(( $(nproc) / ranks )) thread(s), $(date -u +%FT%TZ)"
-printf "%-8s %-7s %8s %9s %9s %11s %9s %12s %10s %10s\n" city operator N "time s" "peak MiB" nonzeros density "pairs eval" dropped "B rel RMS"
+printf "%-8s %-12s %8s %9s %9s %11s %9s %12s %12s %s\n" city operator N "time s" "peak MiB" nonzeros density "pairs eval" "dropped|links" "B rel RMS (sparse, hierarchical)"
 : > "$out/fit"
 for city in $cities; do
   /usr/bin/python3 meshes/generate.py city --buildings "$city" --sky-light --output "$out/$city.obj" >/dev/null
-  for op in sparse dense; do
+  for op in sparse hierarchical dense; do
     dir="$out/$city-$op"
     args=(run --input "$out/$city.obj" --max-patch-size "$size" --visibility "$visibility" --operator "$op"
-          --drop-below "$eps" --output-dir "$dir" --save-formfactors --quiet)
+          --drop-below "$eps" --operator-tolerance "$eps" --output-dir "$dir" --quiet)
+    [ "$op" = hierarchical ] || args+=(--save-formfactors)  # far links have no file layout
     if [ "$op" = dense ] && [ -f "$out/$city-sparse/radiosity.h5" ]; then
       n=$(/usr/bin/python3 -c "import h5py;print(h5py.File('$out/$city-sparse/radiosity.h5','r')['patches/area'].shape[0])")
       [ "$n" -le "$dense_max" ] || { printf "%-8s %-7s %8s %9s\n" "$city" dense "$n" "skipped (DENSE_MAX $dense_max)"; continue; }
@@ -39,20 +41,29 @@ for city in $cities; do
     /usr/bin/time -f "%M" -o "$out/rss" mpirun --bind-to none -n "$ranks" "$build/radiosity" "${args[@]}" 2>"$out/err" \
       || { echo "$city $op failed:"; tail -3 "$out/err"; continue; }
     end=$(date +%s.%N)
-    /usr/bin/python3 - "$dir" "$out/$city-sparse" "$city" "$op" "$start" "$end" "$(cat "$out/rss")" "$out/fit" <<'PY'
-import h5py, numpy as np, sys
-d, sparse, city, op = sys.argv[1:5]
+    /usr/bin/python3 - "$dir" "$out/$city" "$city" "$op" "$start" "$end" "$(cat "$out/rss")" "$out/fit" <<'PY'
+import h5py, json, numpy as np, os, sys
+d, base, city, op = sys.argv[1:5]
 wall = float(sys.argv[6]) - float(sys.argv[5]); rss = float(sys.argv[7]) / 1024
-f = h5py.File(d + "/radiosity.h5", "r"); n = f["patches/area"].shape[0]; g = f["formfactors"]
+f = h5py.File(d + "/radiosity.h5", "r"); n = f["patches/area"].shape[0]
 B = f["radiosity/B"][:]
+params = json.load(open(d + "/timings.json"))["parameters"]
+rms = ""
 if op == "sparse":
-    nnz = g["data"].shape[0]; evaluated = "%.4g" % g.attrs["pairs_evaluated"]; dropped = "%.3g" % g["dropped_row_sum"][:].mean()
-    rms = ""
+    g = f["formfactors"]
+    nnz = g["data"].shape[0]; evaluated = "%.4g" % g.attrs["pairs_evaluated"]; extra = "%.3g" % g["dropped_row_sum"][:].mean()
+elif op == "hierarchical":
+    nnz = int(params["nonzeros"]); evaluated = params["pairs evaluated"]; extra = params["far links"]
 else:
-    nnz = int((g["F"][:] != 0).sum()); evaluated = "%.4g" % (n * (n - 1) / 2); dropped = ""
-    Bs = h5py.File(sparse + "/radiosity.h5", "r")["radiosity/B"][:]
-    rms = "%.2e" % (np.sqrt(((Bs - B) ** 2).mean() / (B ** 2).mean()))
-print("%-8s %-7s %8d %9.2f %9.0f %11d %8.3f%% %12s %10s %10s" % (city, op, n, wall, rss, nnz, 100 * nnz / n / n, evaluated, dropped, rms))
+    nnz = int((f["formfactors/F"][:] != 0).sum()); evaluated = "%.4g" % (n * (n - 1) / 2); extra = ""
+    def rel(other):
+        path = base + "-" + other + "/radiosity.h5"
+        if not os.path.exists(path):
+            return "-"
+        b = h5py.File(path, "r")["radiosity/B"][:]
+        return "%.2e" % np.sqrt(((b - B) ** 2).mean() / (B ** 2).mean())
+    rms = rel("sparse") + ", " + rel("hierarchical")
+print("%-8s %-12s %8d %9.2f %9.0f %11d %8.3f%% %12s %12s %s" % (city, op, n, wall, rss, nnz, 100 * nnz / n / n, evaluated, extra, rms))
 open(sys.argv[8], "a").write("%s %d %g\n" % (op, n, wall))
 PY
   done
@@ -60,7 +71,7 @@ done
 /usr/bin/python3 - "$out/fit" <<'PY'
 import numpy as np, sys
 rows = [l.split() for l in open(sys.argv[1])]
-for op in ("sparse", "dense"):
+for op in ("sparse", "hierarchical", "dense"):
     pts = [(float(n), float(t)) for o, n, t in rows if o == op]
     if len(pts) >= 2:
         k = np.polyfit(np.log([p[0] for p in pts]), np.log([p[1] for p in pts]), 1)[0]

@@ -103,10 +103,18 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
   AddDistributionOption(cmd, o.distribution);
   cmd.add_flag("--normalize-rows", o.normalizeRows,
                "Scale every row to sum to 1 (the reference paper's behaviour; hides closure errors)");
-  AddChoice(cmd, "--operator", o.op, {{"dense", FormFactorOperator::kDense}, {"sparse", FormFactorOperator::kSparse}},
-            "How F is computed and held: dense (every entry, N^2 memory) or sparse (CSR: only the pairs with F_ij "
+  AddChoice(cmd, "--operator", o.op,
+            {{"dense", FormFactorOperator::kDense}, {"sparse", FormFactorOperator::kSparse},
+             {"hierarchical", FormFactorOperator::kHierarchical}},
+            "How F is computed and held: dense (every entry, N^2 memory); sparse (CSR: only the pairs with F_ij "
             "or F_ji at or above --drop-below, found without visiting the others, so the cost follows the "
-            "entries kept; block rows, CPU cores)");
+            "entries kept; block rows, CPU cores); hierarchical (`run` only: the pairs whose bound reaches "
+            "--operator-tolerance exactly, and the rest through far links to tree nodes that carry their "
+            "estimated sum, so nothing is dropped)");
+  cmd.add_option("--operator-tolerance", o.operatorTolerance,
+                 "The hierarchical operator's threshold: pairs whose bound on F_ij and F_ji is below it are "
+                 "carried by far links (an estimate per node: its projected area and four shadow rays)")
+      ->capture_default_str()->check(CLI::Range(1e-15, 0.5));
   cmd.add_option("--drop-below", o.dropBelow,
                  "The sparse operator's threshold: a pair is kept when F_ij or F_ji reaches it and dropped both "
                  "ways otherwise; each row's dropped sum and sky view factor are written")

@@ -8,10 +8,31 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace rad {
+
+struct PatchTree;
+
+// The far field of the hierarchical operator: per row, links to the tree nodes and single patches that the
+// walk left out, each carrying the estimated sum of the row's entries over its patches. B reaches a row
+// through a link as the area-weighted mean of B over the link's patches (far_links.h).
+struct FarLinks {
+  std::vector<long long> ptr;     // local rows + 1; empty: no far links
+  std::vector<int32_t> target;    // >= 0: node of `tree`; < 0: patch -(target + 1)
+  std::vector<double> value;      // the estimated sum of F over the target's patches
+  std::shared_ptr<const PatchTree> tree;
+  std::vector<double> area;       // per patch: the means' weights
+  bool Empty() const { return ptr.empty(); }
+  double Sum(size_t r) const {
+    double sum = 0;
+    if (!Empty())
+      for (long long k = ptr[r]; k < ptr[r + 1]; ++k) sum += value[size_t(k)];
+    return sum;
+  }
+};
 
 enum class Precision { kDouble, kFloat };
 Precision ParsePrecision(const std::string &name);  // "double" | "float"; throws InputError
@@ -34,6 +55,8 @@ struct FormFactorRows {
   // CSR from the sparse operator: per local row, the part of the row sum left out (entries computed and
   // dropped, exactly, plus cluster pairs skipped whole, estimated); empty when not known.
   std::vector<double> dropped;
+  // CSR from the hierarchical operator: the far field, beside the exact near entries.
+  FarLinks links;
 
   size_t RowCount() const { return rows.size(); }
   bool IsDense() const { return storage == Storage::kDense; }
@@ -51,13 +74,13 @@ struct FormFactorRows {
     const auto it = std::lower_bound(begin, end, int32_t(j));
     return it != end && *it == j ? Value(size_t(it - columns.begin())) : 0.0;
   }
-  // Sum of local row r's entries, in column order.
+  // Sum of local row r's entries, in column order (and then its far links').
   double RowSum(size_t r) const {
     double sum = 0;
     const size_t begin = IsDense() ? r * size_t(n) : size_t(indptr[r]);
     const size_t end = IsDense() ? begin + size_t(n) : size_t(indptr[r + 1]);
     for (size_t k = begin; k < end; ++k) sum += Value(k);
-    return sum;
+    return sum + links.Sum(r);
   }
   // Bytes the entries take (with the CSR index arrays).
   double StoredBytes() const {

@@ -67,7 +67,7 @@ std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, 
 }
 
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
-                          const std::vector<long long> &candidateCounts, double dropBelow,
+                          const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress) {
   if (!(dropBelow > 0)) throw InputError("the sparse operator needs a drop threshold above 0");
@@ -85,6 +85,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   std::vector<double> values(columns.size(), 0.0);
   std::vector<uint8_t> keep(columns.size(), 0);
   std::vector<double> dropped(local, 0.0);
+  std::vector<std::vector<std::pair<int32_t, double>>> rowLinks(farLinks ? local : 0);  // (target, value)
   std::vector<int32_t> localRow(size_t(n), -1);
   for (size_t r = 0; r < local; ++r) localRow[size_t(out.rows[r])] = int32_t(r);
 
@@ -112,14 +113,22 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             ++facing;
             if (!occluded(pi.centroid, pj.centroid)) ++seen;
           }
-          dropped[r] += facing > 0 ? estimate * seen / facing : estimate;
+          const double value = facing > 0 ? estimate * seen / facing : estimate;
+          if (farLinks) {
+            if (value > 0) rowLinks[r].emplace_back(int32_t(&node - tree.nodes.data()), value);
+          } else {
+            dropped[r] += value;
+          }
         }
         ++s.nodesSkipped;
       };
       auto skipPatch = [&](int32_t j) {  // with one shadow ray between the centroids: a ray costs little
         const Patch &pj = g.patches[size_t(j)];
         const double estimate = PatchEstimate(pi, pj);
-        if (estimate > 0 && !occluded(pi.centroid, pj.centroid)) dropped[r] += estimate;
+        if (estimate > 0 && !occluded(pi.centroid, pj.centroid)) {
+          if (farLinks) rowLinks[r].emplace_back(-(j + 1), estimate);
+          else dropped[r] += estimate;
+        }
         ++s.patchesSkipped;
       };
       WalkRow(g.patches, tree, i, dropBelow, candidate, skipNode, skipPatch);
@@ -185,7 +194,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             value *= v;
             reverse *= v;
           }
-          const uint8_t kept = value != 0 && (value >= dropBelow || reverse >= dropBelow);
+          // With far links every evaluated entry is kept: nothing is dropped, the far field is linked.
+          const uint8_t kept = value != 0 && (farLinks || value >= dropBelow || reverse >= dropBelow);
           values[size_t(k)] = value;
           keep[size_t(k)] = kept;
           if (mirror >= 0) {
@@ -234,6 +244,18 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     out.f64 = std::move(values);
   }
   out.dropped = std::move(dropped);
+  out.links = FarLinks{};
+  if (farLinks) {
+    out.links.ptr.assign(1, 0);
+    for (size_t r = 0; r < local; ++r) {
+      for (const auto &[target, value] : rowLinks[r]) {
+        out.links.target.push_back(target);
+        out.links.value.push_back(value);
+      }
+      out.links.ptr.push_back((long long)out.links.target.size());
+      s.links += (long long)rowLinks[r].size();
+    }
+  }
   for (const FormFactorCounters &c : perThread) counters.Add(c);
   for (const SparseCounters &t : sparsePerThread) sparse.Add(t);
 }

@@ -24,7 +24,9 @@ struct SparseCounters {
   long long droppedEntries = 0;  // non-zero entries evaluated and dropped
   long long nodesSkipped = 0;    // tree nodes left out whole by their bound
   long long patchesSkipped = 0;  // single patches of a visited leaf left out by their bound
+  long long links = 0;           // far links (the hierarchical operator)
   void Add(const SparseCounters &c) {
+    links += c.links;
     candidates += c.candidates;
     pairsEvaluated += c.pairsEvaluated;
     kept += c.kept;
@@ -48,8 +50,11 @@ constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (f
 // (a pair whose two rows are both here once), then the kept entries gathered; rows in parallel, each row's
 // work in a fixed order, so neither the thread count nor the rank count shows in the results. Phases
 // "sparse walk" and "sparse form factors" in `timers`.
+// With `farLinks` (the hierarchical operator), every evaluated entry is kept, and what the walk skips becomes
+// out.links (targets and values; the caller sets links.tree and links.area) instead of dropped sums: the far
+// field is transported, through the same estimates, rather than lost.
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
-                          const std::vector<long long> &candidateCounts, double dropBelow,
+                          const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress);
 

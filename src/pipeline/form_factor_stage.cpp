@@ -18,7 +18,9 @@
 
 namespace rad {
 
-const char *OperatorName(FormFactorOperator op) { return op == FormFactorOperator::kSparse ? "sparse" : "dense"; }
+const char *OperatorName(FormFactorOperator op) {
+  return op == FormFactorOperator::kSparse ? "sparse" : op == FormFactorOperator::kHierarchical ? "hierarchical" : "dense";
+}
 
 FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_(std::move(options)), exec_(exec) {
   distribution_ = o_.distribution;
@@ -31,6 +33,9 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_
                        "(use --operator dense for --raw)");
     if (!(o_.dropBelow > 0 && o_.dropBelow < 1))
       throw InputError("--drop-below must be in (0, 1) for the sparse operator");
+    if (Hierarchical() && !o_.output.empty())
+      throw InputError("the hierarchical operator's far links have no file layout yet: use it with `run` "
+                       "(without --save-formfactors), or write --operator sparse or dense F");
     distribution_ = Distribution::kBlock;  // a CSR file's rows are one range per rank
   }
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
@@ -162,11 +167,11 @@ void FormFactorJob::PrepareSparse(long long rank) {
   {
     ScopedPhase phase(exec_.Timers(), "acceleration");
     geometry_ = BuildFormFactorGeometry(scene_, meshing_);
-    tree_ = BuildPatchTree(geometry_.patches);
+    tree_ = std::make_shared<PatchTree>(BuildPatchTree(geometry_.patches));
   }
   {
     ScopedPhase phase(exec_.Timers(), "sparse candidates");
-    candidateCounts_ = CountSparseCandidates(geometry_.patches, tree_, f_.rows, o_.dropBelow);
+    candidateCounts_ = CountSparseCandidates(geometry_.patches, *tree_, f_.rows, WalkThreshold());
   }
   candidates_ = 0;
   for (long long c : candidateCounts_) candidates_ += c;
@@ -175,15 +180,16 @@ void FormFactorJob::PrepareSparse(long long rank) {
                       double(patchCount_) * (kBytesPerPatch + sizeof(PatchSphere) + 2 * sizeof(int32_t) +
                                              sizeof(PatchTreeNode) / 4);
   const std::string what = o_.input.Label();
-  const double dropBelow = o_.dropBelow;
+  const double dropBelow = WalkThreshold();
+  const char *thresholdName = Hierarchical() ? "--operator-tolerance" : "--drop-below";
   memory_ = CheckMemoryNeed(MPI_COMM_WORLD, need, o_.memoryLimit, [&](double worst, double limit, const std::string &source) {
     char line[512];
     std::snprintf(line, sizeof line,
-                  "%s: not enough memory for the sparse operator at --drop-below %g: a rank needs up to %s (its "
-                  "rows may keep up to that many entries: the patch tree's bound) but may use %s (%s); raise "
-                  "--drop-below, use more ranks%s, or give each rank more memory",
-                  what.c_str(), dropBelow, FormatBytes(worst).c_str(), FormatBytes(limit).c_str(), source.c_str(),
-                  narrow ? "" : ", --precision float");
+                  "%s: not enough memory for the %s operator at %s %g: a rank needs up to %s (its rows may "
+                  "keep up to that many entries: the patch tree's bound) but may use %s (%s); raise %s, use more "
+                  "ranks%s, or give each rank more memory",
+                  what.c_str(), OperatorName(o_.op), thresholdName, dropBelow, FormatBytes(worst).c_str(),
+                  FormatBytes(limit).c_str(), source.c_str(), thresholdName, narrow ? "" : ", --precision float");
     return std::string(line);
   });
   long long allCandidates = 0;
@@ -192,10 +198,11 @@ void FormFactorJob::PrepareSparse(long long rank) {
     std::fprintf(stderr, "radiosity: note: %s\n", exec_.ThreadNote().c_str());
   if (exec_.Talks())
     std::fprintf(stderr,
-                 "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), sparse operator at "
-                 "--drop-below %g: %lld of %.4g entries are candidates (%.3g %%), at most %.1f MiB of F on this rank "
+                 "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %s operator at "
+                 "%s %g: %lld of %.4g entries are candidates (%.3g %%), at most %.1f MiB of F on this rank "
                  "(%s)\n",
-                 what.c_str(), scene_.faces.size(), patchCount_, exec_.Ranks(), exec_.Threads(), dropBelow,
+                 what.c_str(), scene_.faces.size(), patchCount_, exec_.Ranks(), exec_.Threads(), OperatorName(o_.op),
+                 thresholdName, dropBelow,
                  allCandidates, double(patchCount_) * double(patchCount_ - 1),
                  patchCount_ > 1 ? 100.0 * double(allCandidates) / (double(patchCount_) * double(patchCount_ - 1)) : 0.0,
                  double(candidates_) * entryBytes / (1 << 20), memory_.Describe().c_str());
@@ -211,14 +218,19 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   }
   SparseCounters mine;
   AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
-    ComputeSparseRowsCpu(geometry_, *embree, tree_, candidateCounts_, o_.dropBelow, ff, f_, exec_.Timers(), counters_,
-                         mine, exec_.Talks());
+    ComputeSparseRowsCpu(geometry_, *embree, *tree_, candidateCounts_, WalkThreshold(), Hierarchical(), ff, f_,
+                         exec_.Timers(), counters_, mine, exec_.Talks());
   });
+  if (Hierarchical()) {
+    f_.links.tree = tree_;
+    f_.links.area.resize(geometry_.patches.size());
+    for (size_t j = 0; j < geometry_.patches.size(); ++j) f_.links.area[j] = geometry_.patches[j].area;
+  }
   long long counts[] = {mine.candidates, mine.pairsEvaluated, mine.kept, mine.droppedEntries, mine.nodesSkipped,
-                        mine.patchesSkipped};
+                        mine.patchesSkipped, mine.links};
   long long all[std::size(counts)] = {};
   MPI_Allreduce(counts, all, int(std::size(counts)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  sparseTotals_ = SparseCounters{all[0], all[1], all[2], all[3], all[4], all[5]};
+  sparseTotals_ = SparseCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6]};
 }
 
 // Each row's sky view factor, the share of its light that leaves the scene: 1 less its kept entries and what
@@ -409,8 +421,9 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   extra.push_back({"patches", std::to_string(PatchCount())});
   extra.push_back({"operator", OperatorName(o_.op)});
   if (Sparse()) {
-    std::snprintf(buf, sizeof buf, "%g", o_.dropBelow);
-    extra.push_back({"drop below", buf});
+    std::snprintf(buf, sizeof buf, "%g", WalkThreshold());
+    extra.push_back({Hierarchical() ? "operator tolerance" : "drop below", buf});
+    if (Hierarchical()) extra.push_back({"far links", std::to_string(sparseTotals_.links)});
     extra.push_back({"nonzeros", std::to_string(sparseSummary_.nonzeros)});
     extra.push_back({"pairs evaluated", std::to_string(sparseTotals_.pairsEvaluated)});
     std::snprintf(buf, sizeof buf, "%.3g %%",

@@ -20,9 +20,10 @@
 
 namespace rad {
 
-// How F is held: every entry (dense), or the entries at or above a threshold in CSR, computed without
-// visiting the pairs below it (sparse_form_factors.h).
-enum class FormFactorOperator { kDense, kSparse };
+// How F is held: every entry (dense); the entries at or above a threshold in CSR, computed without visiting
+// the pairs below it (sparse); or those exact entries and far links that carry the rest (hierarchical,
+// sparse_form_factors.h and far_links.h).
+enum class FormFactorOperator { kDense, kSparse, kHierarchical };
 const char *OperatorName(FormFactorOperator op);
 
 struct FormFactorJobOptions {
@@ -38,6 +39,7 @@ struct FormFactorJobOptions {
   bool normalizeRows = false;
   FormFactorOperator op = FormFactorOperator::kDense;
   double dropBelow = 1e-6;  // the sparse operator's threshold: a pair is kept when F_ij or F_ji reaches it
+  double operatorTolerance = 1e-4;  // the hierarchical operator's: pairs whose bound is below it are far links
   std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
   // Outputs (empty = not written).
   std::string output, raw, timings;
@@ -93,7 +95,7 @@ class FormFactorJob {
   ClosureStats closure_;
   // The sparse operator's: the patch tree, this rank's candidate entries (an upper bound on its entries), the
   // counts of the walk (all ranks'), and each row's sky view factor (1 - its kept and dropped sums).
-  PatchTree tree_;
+  std::shared_ptr<PatchTree> tree_;
   std::vector<long long> candidateCounts_;  // per row
   long long candidates_ = 0;
   SparseCounters sparseTotals_;
@@ -105,7 +107,10 @@ class FormFactorJob {
   void PrepareSparse(long long rank);
   void RunSparse(const FormFactorOptions &ff);
   void SummariseSparse(const std::vector<double> &rowSums);  // collective
-  bool Sparse() const { return o_.op == FormFactorOperator::kSparse; }
+  // The operators that walk the patch tree: sparse and hierarchical.
+  bool Sparse() const { return o_.op != FormFactorOperator::kDense; }
+  bool Hierarchical() const { return o_.op == FormFactorOperator::kHierarchical; }
+  double WalkThreshold() const { return Hierarchical() ? o_.operatorTolerance : o_.dropBelow; }
 };
 
 }  // namespace rad

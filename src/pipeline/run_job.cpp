@@ -52,6 +52,9 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   const std::string radiosityPath = In(o.outputDir, "radiosity.h5");
   const bool quiet = exec.Quiet();
 
+  if (o.saveFormFactors && o.formFactors.op == FormFactorOperator::kHierarchical)
+    throw InputError("--save-formfactors: the hierarchical operator's far links have no file layout yet (use "
+                     "--operator sparse or dense to save F)");
   FormFactorJob job(o.formFactors, exec);
   job.Run();
   o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job

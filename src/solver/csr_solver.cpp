@@ -6,6 +6,7 @@
 #include <cmath>
 #include <memory>
 
+#include "formfactor/far_links.h"
 #include "solver/channel_vectors.h"
 #include "solver/solve_iteration.h"
 #include "util/error.h"
@@ -44,17 +45,25 @@ class CsrSweeps {
   double Sweep(bool measured) {
     start_ = x_;
     const size_t m = s_.F->rows.size();
+    const FarLinks &links = s_.F->links;
+    if (!links.Empty())
+      for (int c = 0; c < 3; ++c) NodeMeans(links, start_.c[c].data(), means_[c]);
     if (method_ == SolverMethod::kJacobi) {
       tbb::parallel_for(size_t(0), m, [&](size_t r) {
         double t[3];
         Dot(r, start_.View(), t);
+        AddFarField(r, t);
         Update(r, t, t, start_.View());
       });
     } else {
       for (size_t r = 0; r < m; ++r) {  // in order: each row sees the rank's earlier rows' new values
         double t[3], sum[3];
         Dot(r, x_.View(), sum);
-        if (measured) Dot(r, start_.View(), t);
+        AddFarField(r, sum);
+        if (measured) {
+          Dot(r, start_.View(), t);
+          AddFarField(r, t);
+        }
         Update(r, measured ? t : sum, sum, measured ? start_.View() : x_.View());
         const size_t i = size_t(s_.F->rows[r]);
         for (int c = 0; c < 3; ++c) x_.c[c][i] = packed_[3 * r + size_t(c)];
@@ -69,6 +78,17 @@ class CsrSweeps {
   void Exchange() { GatherInto(comm_, setup_.exchange, packed_, gathered_, x_); }
 
  private:
+  // The far links' share of row r (hierarchical operator), read from B^k: node means and patch values.
+  void AddFarField(size_t r, double out[3]) const {
+    const FarLinks &links = s_.F->links;
+    if (links.Empty()) return;
+    for (int c = 0; c < 3; ++c) {
+      double sum = 0;
+      for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k)
+        sum += links.value[size_t(k)] * LinkedValue(links, k, start_.c[c].data(), means_[c]);
+      out[c] += sum;
+    }
+  }
   void Dot(size_t r, Channels x, double out[3]) const {
     if (s_.F->F64()) RowDot(*s_.F, s_.F->F64(), r, x, out);
     else RowDot(*s_.F, s_.F->F32(), r, x, out);
@@ -84,6 +104,7 @@ class CsrSweeps {
   SolverMethod method_;
   ChannelVectors x_, start_;  // the newest values, and B^k
   std::vector<double> packed_, gathered_, residual_;
+  std::vector<double> means_[3];  // per tree node, B^k's area-weighted mean (far links)
 };
 
 }  // namespace

@@ -1,0 +1,21 @@
+// What the solver needs of the hierarchical operator's far links (form_factor_rows.h, FarLinks): the value
+// of B that a link reads, the area-weighted mean over its target's patches, for every node at once.
+#pragma once
+
+#include <vector>
+
+#include "formfactor/form_factor_rows.h"
+
+namespace rad {
+
+// Per node of links.tree, the area-weighted mean of x (one value per patch) over its patches, pulled up the
+// tree from the leaves; `means` gets one value per node.
+void NodeMeans(const FarLinks &links, const double *x, std::vector<double> &means);
+
+// What link k of `links` reads from x (patch values) and `means` (NodeMeans of x).
+inline double LinkedValue(const FarLinks &links, long long k, const double *x, const std::vector<double> &means) {
+  const int32_t t = links.target[size_t(k)];
+  return t >= 0 ? means[size_t(t)] : x[size_t(-(t + 1))];
+}
+
+}  // namespace rad
