@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "formfactor/embree_scene.h"
+#include "formfactor/far_links.h"
 #include "formfactor/geometry.h"
 #include "formfactor/pair.h"
 #include "formfactor/patch_tree.h"
@@ -244,6 +245,66 @@ TEST(SparseOperator, OnAnOpenCityTheWalkSkipsMostPairsAndEstimatesWhatItLeavesOu
               reported / double(n), worst);
   EXPECT_NEAR(reported, truth, 0.05 * truth);
   EXPECT_LT(worst, 0.05);
+}
+
+TEST(SparseOperator, NodeMeansAreAreaWeightedMeansOverEachNode) {
+  const Scene scene = RoomWithBoxes();
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.7));
+  FarLinks links;
+  links.tree = std::make_shared<PatchTree>(BuildPatchTree(g.patches, 4));
+  for (const Patch &p : g.patches) links.area.push_back(p.area);
+  std::vector<double> x(g.patches.size());
+  for (size_t j = 0; j < x.size(); ++j) x[j] = std::sin(double(j) * 0.37) + 2;
+  std::vector<double> means;
+  NodeMeans(links, x.data(), means);
+  ASSERT_EQ(means.size(), links.tree->nodes.size());
+  for (size_t k = 0; k < means.size(); ++k) {
+    const PatchTreeNode &node = links.tree->nodes[k];
+    double weighted = 0, area = 0;
+    for (int32_t q = node.first; q < node.first + node.count; ++q) {
+      const size_t j = size_t(links.tree->order[size_t(q)]);
+      weighted += links.area[j] * x[j];
+      area += links.area[j];
+    }
+    EXPECT_NEAR(means[k], weighted / area, 1e-13) << "node " << k;
+  }
+}
+
+TEST(SparseOperator, FarLinksCarryWhatTheWalkSkipsOfEachRow) {
+  // With far links nothing is dropped: each row's exact entries plus its links' estimates come close to the
+  // dense row sum (1 in this closed room, 0 for the boxes' faces on the floor) even where the walk skipped a
+  // good part of the row.
+  const Scene scene = RoomWithBoxes();
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.5));
+  const EmbreeScene embree(scene);
+  const Dense dense = DenseRows(g, embree, FormFactorOptions{});
+  FormFactorRows f;
+  f.n = dense.n;
+  f.rows.resize(size_t(f.n));
+  std::iota(f.rows.begin(), f.rows.end(), 0LL);
+  const PatchTree tree = BuildPatchTree(g.patches);
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  SparseCounters sparse;
+  ComputeSparseRowsCpu(g, embree, tree, CountSparseCandidates(g.patches, tree, f.rows, 3e-3), 3e-3, true,
+                       FormFactorOptions{}, f, timers, counters, sparse, false);
+  ASSERT_FALSE(f.links.Empty());
+  EXPECT_GT(sparse.links, 0);
+  double worstExact = 0, worstLinked = 0;
+  for (size_t r = 0; r < f.RowCount(); ++r) {
+    double truth = 0;
+    for (long long j = 0; j < dense.n; ++j) truth += dense.At((long long)r, j);
+    const double linked = f.RowSum(r), exact = linked - f.links.Sum(r);
+    worstExact = std::max(worstExact, std::fabs(truth - exact));
+    worstLinked = std::max(worstLinked, std::fabs(truth - linked));
+    EXPECT_EQ(f.dropped[r], 0.0);
+    for (long long k = f.indptr[r]; k < f.indptr[r + 1]; ++k)  // every evaluated entry kept, as computed
+      ASSERT_EQ(f.f64[size_t(k)], dense.At((long long)r, f.columns[size_t(k)]));
+  }
+  std::printf("closed room, far links at 3e-3: %lld links; worst row-sum error %.3g without them, %.3g with\n",
+              sparse.links, worstExact, worstLinked);
+  EXPECT_GT(worstExact, 0.01);
+  EXPECT_LT(worstLinked, 0.25 * worstExact);
 }
 
 }  // namespace
