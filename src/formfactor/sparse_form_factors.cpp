@@ -9,6 +9,7 @@
 #include "formfactor/pair.h"
 #include "formfactor/visibility.h"
 #include "util/error.h"
+#include "util/mpi_check.h"
 #include "util/progress.h"
 
 namespace rad {
@@ -69,7 +70,8 @@ std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, 
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
-                          FormFactorCounters &counters, SparseCounters &sparse, bool showProgress) {
+                          FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
+                          const RowOwners *owners) {
   if (!(dropBelow > 0)) throw InputError("the sparse operator needs a drop threshold above 0");
   RAD_CHECK(candidateCounts.size() == out.rows.size(), "ComputeSparseRowsCpu: one candidate count per row");
   const size_t local = out.rows.size();
@@ -153,6 +155,107 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     const auto it = std::lower_bound(begin, end, i);
     return it != end && *it == i ? (long long)(it - columns.begin()) : -1;
   };
+  // One pair from row i's side: F_ij and F_ji with the dense operator's bits, and whether the pair is kept.
+  struct Evaluated {
+    PairResult pair;
+    double value = 0, reverse = 0;
+    uint8_t kept = 0;
+  };
+  auto evaluate = [&](const GeometryView &view, int i, int j, bool clearOfOccluders, FormFactorCounters &c,
+                      SparseCounters &s) {
+    Evaluated e;
+    e.pair = FormFactorPair(view, i, j, options.pair, clearOfOccluders);
+    c.Add(e.pair);
+    ++s.pairsEvaluated;
+    e.value = e.pair.value;
+    e.reverse = e.pair.reverse;
+    if (e.pair.needsRays) {  // as the dense operator: the visible fraction multiplies both entries
+      uint32_t traced = 0;
+      const double v = VisibleFraction(g.patches[size_t(i)], g.patches[size_t(j)], uint32_t(i), uint32_t(j),
+                                       options.seed, options.shadowRays, occluded, traced);
+      c.rays += traced;
+      ++c.pairsRayTraced;
+      e.value *= v;
+      e.reverse *= v;
+    }
+    // With far links every evaluated entry is kept: nothing is dropped, the far field is linked.
+    e.kept = e.value != 0 && (farLinks || e.value >= dropBelow || e.reverse >= dropBelow);
+    return e;
+  };
+
+  // Pairs across ranks, each evaluated once: a row i here asks the rank of row j for the pairs that
+  // ComputesPair gives to j; that rank evaluates them (filling its own slot of row j too, when it has one)
+  // and answers with F_ij and the keep flag. The rest of a row's remote pairs are evaluated here below.
+  std::vector<uint8_t> done(columns.size(), 0);
+  if (owners != nullptr && owners->ranks > 1) {
+    ScopedPhase phase(timers, "sparse pair exchange");
+    const int ranks = owners->ranks;
+    std::vector<std::vector<int32_t>> ask(static_cast<size_t>(ranks));  // (j, i) pairs for the owner of j
+    std::vector<std::vector<long long>> askSlot(static_cast<size_t>(ranks));
+    for (size_t r = 0; r < local; ++r)
+      for (long long k = start[r]; k < start[r + 1]; ++k) {
+        const int32_t j = columns[size_t(k)], i = int32_t(out.rows[r]);
+        if (localRow[size_t(j)] >= 0 || ComputesPair(i, j)) continue;
+        const int q = owners->OwnerOf(j);
+        ask[size_t(q)].push_back(j);
+        ask[size_t(q)].push_back(i);
+        askSlot[size_t(q)].push_back(k);
+      }
+    std::vector<int> sendCounts(static_cast<size_t>(ranks)), recvCounts(static_cast<size_t>(ranks)), sendAt(static_cast<size_t>(ranks), 0),
+        recvAt(static_cast<size_t>(ranks), 0);
+    for (int q = 0; q < ranks; ++q) sendCounts[size_t(q)] = int(ask[size_t(q)].size());
+    RAD_MPI(MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, owners->comm));
+    for (int q = 1; q < ranks; ++q) {
+      sendAt[size_t(q)] = sendAt[size_t(q) - 1] + sendCounts[size_t(q) - 1];
+      recvAt[size_t(q)] = recvAt[size_t(q) - 1] + recvCounts[size_t(q) - 1];
+    }
+    std::vector<int32_t> asked, incoming(size_t(recvAt.back() + recvCounts.back()));
+    for (const auto &a : ask) asked.insert(asked.end(), a.begin(), a.end());
+    RAD_MPI(MPI_Alltoallv(asked.data(), sendCounts.data(), sendAt.data(), MPI_INT32_T, incoming.data(),
+                          recvCounts.data(), recvAt.data(), MPI_INT32_T, owners->comm));
+    // Evaluate what was asked of this rank: (j here, i there), from row j's side.
+    const size_t requests = incoming.size() / 2;
+    std::vector<double> answer(requests);
+    std::vector<uint8_t> answerKept(requests);
+    tbb::parallel_for(size_t(0), requests, [&](size_t m) {
+      const int j = incoming[2 * m], i = incoming[2 * m + 1];
+      const Evaluated e = evaluate(ViewOf(g), j, i, false, perThread.local(), sparsePerThread.local());
+      perThread.local().AddReverse(e.pair);
+      answer[m] = e.reverse;
+      answerKept[m] = e.kept;
+      const long long slot = slotOf(j, i);
+      if (slot >= 0) {
+        values[size_t(slot)] = e.value;
+        keep[size_t(slot)] = e.kept;
+        done[size_t(slot)] = 1;
+      }
+    });
+    // Send the answers back (one per pair asked, in the order asked).
+    for (int q = 0; q < ranks; ++q) {
+      sendCounts[size_t(q)] = recvCounts[size_t(q)] / 2;
+      recvCounts[size_t(q)] = int(askSlot[size_t(q)].size());
+    }
+    for (int q = 1; q < ranks; ++q) {
+      sendAt[size_t(q)] = sendAt[size_t(q) - 1] + sendCounts[size_t(q) - 1];
+      recvAt[size_t(q)] = recvAt[size_t(q) - 1] + recvCounts[size_t(q) - 1];
+    }
+    const size_t answered = size_t(recvAt.back() + recvCounts.back());
+    std::vector<double> got(answered);
+    std::vector<uint8_t> gotKept(answered);
+    RAD_MPI(MPI_Alltoallv(answer.data(), sendCounts.data(), sendAt.data(), MPI_DOUBLE, got.data(), recvCounts.data(),
+                          recvAt.data(), MPI_DOUBLE, owners->comm));
+    RAD_MPI(MPI_Alltoallv(answerKept.data(), sendCounts.data(), sendAt.data(), MPI_UINT8_T, gotKept.data(),
+                          recvCounts.data(), recvAt.data(), MPI_UINT8_T, owners->comm));
+    size_t m = 0;
+    for (int q = 0; q < ranks; ++q)
+      for (long long k : askSlot[size_t(q)]) {
+        values[size_t(k)] = got[m];
+        keep[size_t(k)] = gotKept[m];
+        done[size_t(k)] = 1;
+        ++m;
+      }
+  }
+
   {
     // A pair both of whose rows are here and hold each other as candidates is evaluated once, from the row
     // ComputesPair picks, which writes both slots (the bits are those of either side, pair.h).
@@ -169,8 +272,10 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         const int i = int(out.rows[r]);
         for (long long k = start[r]; k < start[r + 1]; ++k) {
           const int32_t j = columns[size_t(k)];
+          if (done[size_t(k)]) continue;  // filled by the pair exchange with another rank
           const long long mirror = slotOf(j, i);
           if (mirror >= 0 && !ComputesPair(i, j)) continue;  // row j's evaluation writes this slot
+          if (localRow[size_t(j)] < 0 && !ComputesPair(i, j)) continue;  // row j's rank evaluates it
           // As the dense operator: one walk of the occluder BVH for the run of coplanar patches j belongs to.
           bool clearOfOccluders = false;
           if (!clusterOf.empty()) {
@@ -181,28 +286,14 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             }
             clearOfOccluders = clear[size_t(cluster)] != 0;
           }
-          const PairResult p = FormFactorPair(view, i, j, options.pair, clearOfOccluders);
-          c.Add(p);
-          ++s.pairsEvaluated;
-          double value = p.value, reverse = p.reverse;
-          if (p.needsRays) {  // as the dense operator: the visible fraction multiplies both entries
-            uint32_t traced = 0;
-            const double v = VisibleFraction(g.patches[size_t(i)], g.patches[size_t(j)], uint32_t(i), uint32_t(j),
-                                             options.seed, options.shadowRays, occluded, traced);
-            c.rays += traced;
-            ++c.pairsRayTraced;
-            value *= v;
-            reverse *= v;
-          }
-          // With far links every evaluated entry is kept: nothing is dropped, the far field is linked.
-          const uint8_t kept = value != 0 && (farLinks || value >= dropBelow || reverse >= dropBelow);
-          values[size_t(k)] = value;
-          keep[size_t(k)] = kept;
+          const Evaluated e = evaluate(view, i, j, clearOfOccluders, c, s);
+          values[size_t(k)] = e.value;
+          keep[size_t(k)] = e.kept;
           if (mirror >= 0) {
-            c.AddReverse(p);
-            if (p.needsRays) ++c.pairsRayTraced;
-            values[size_t(mirror)] = reverse;
-            keep[size_t(mirror)] = kept;
+            c.AddReverse(e.pair);
+            if (e.pair.needsRays) ++c.pairsRayTraced;
+            values[size_t(mirror)] = e.reverse;
+            keep[size_t(mirror)] = e.kept;
           }
         }
         for (int32_t cluster : walked) clear[size_t(cluster)] = -1;  // the thread's next row starts afresh

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "formfactor/cpu_form_factors.h"
+#include "formfactor/pair_exchange.h"
 #include "formfactor/form_factor_rows.h"
 #include "formfactor/patch_tree.h"
 
@@ -45,6 +46,9 @@ std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, 
 // their narrowed copy).
 constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (floatRows ? 4 : 0); }
 
+// With `owners`, the other rows are on the other ranks of owners->comm, each calling this collectively, and a
+// pair whose rows are on two ranks is evaluated once too (the rank of the row ComputesPair picks answers the
+// other's request; phase "sparse pair exchange").
 // Fills `out` (n, rows and precision set by the caller) with CSR rows and their dropped sums, `candidateCounts`
 // being CountSparseCandidates of out.rows. `dropBelow` > 0. The walk, then the kernel over the candidates
 // (a pair whose two rows are both here once), then the kept entries gathered; rows in parallel, each row's
@@ -56,6 +60,7 @@ constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (f
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
-                          FormFactorCounters &counters, SparseCounters &sparse, bool showProgress);
+                          FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
+                          const RowOwners *owners = nullptr);
 
 }  // namespace rad

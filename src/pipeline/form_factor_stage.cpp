@@ -209,6 +209,7 @@ void FormFactorJob::PrepareSparse(long long rank) {
 }
 
 void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
+  const RowOwners owners{MPI_COMM_WORLD, patchCount_, exec_.Ranks(), distribution_};
   if (exec_.Talks() && exec_.UsedBackend() != Backend::kCpu)
     std::fprintf(stderr, "radiosity: note: the sparse operator computes F on the CPU cores (Embree)\n");
   std::unique_ptr<EmbreeScene> embree;
@@ -219,7 +220,7 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   SparseCounters mine;
   AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
     ComputeSparseRowsCpu(geometry_, *embree, *tree_, candidateCounts_, WalkThreshold(), Hierarchical(), ff, f_,
-                         exec_.Timers(), counters_, mine, exec_.Talks());
+                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners);
   });
   if (Hierarchical()) {
     f_.links.tree = tree_;

@@ -5,7 +5,7 @@ dense operator on the same generated city (meshes/generate.py), computed by this
     dense operator's bits;
   - each row's kept sum plus its reported dropped sum is the dense row sum, and the sky view factor is 1 less
     both;
-  - the same CSR datasets and B (Jacobi) from 1, 2 and 4 ranks;
+  - the same CSR datasets and B (Jacobi) from 1, 2 and 4 ranks, with as many pairs evaluated in all;
   - B from the sparse run within 1e-3 relative RMS of the dense run's at a small threshold, closer as it
     shrinks;
   - `solve` reads the CSR file back as CSR (within a memory limit below the dense matrix) and gives that B;
@@ -40,6 +40,7 @@ def csr(path):
         g = f["formfactors"]
         out = {k: g[k][:] for k in ("indptr", "indices", "data", "dropped_row_sum", "sky_view_factor")}
         out["operator"] = test_cli.attr_str(g.attrs["operator"])
+        out["pairs_evaluated"] = float(g.attrs["pairs_evaluated"])
         out["B"] = f["radiosity/B"][:] if "radiosity" in f else None
     return out
 
@@ -127,6 +128,8 @@ class SparseOperatorTest(CliTestCase):
         for p, other in zip((2, 4), results[1:]):
             for key in ("indptr", "indices", "data", "dropped_row_sum", "sky_view_factor", "B"):
                 self.assertTrue(np.array_equal(results[0][key], other[key]), "%s differs at %d ranks" % (key, p))
+            # Every pair evaluated once in all, whichever ranks hold its two rows (the pair exchange).
+            self.assertEqual(results[0]["pairs_evaluated"], other["pairs_evaluated"], "at %d ranks" % p)
 
     def test_radiosity_converges_to_the_dense_one_and_solve_reads_csr(self):
         errors = []
