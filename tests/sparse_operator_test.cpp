@@ -73,17 +73,21 @@ Dense DenseRows(const FormFactorGeometry &g, const EmbreeScene &embree, const Fo
   return d;
 }
 
+// Every row on one process, at threshold `dropBelow`: dropped sums, or with `farLinks` the far links (whose
+// tree and areas are left unset: the tests read their values only).
 FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree, const FormFactorOptions &options,
-                          double dropBelow, SparseCounters &sparse) {
+                          double dropBelow, SparseCounters &sparse, Precision precision = Precision::kDouble,
+                          bool farLinks = false) {
   FormFactorRows f;
   f.n = (long long)g.patches.size();
+  f.precision = precision;
   f.rows.resize(size_t(f.n));
   std::iota(f.rows.begin(), f.rows.end(), 0LL);
   const PatchTree tree = BuildPatchTree(g.patches);
   PhaseTimers timers;
   FormFactorCounters counters;
   const std::vector<long long> counts = CountSparseCandidates(g.patches, tree, f.rows, dropBelow);
-  ComputeSparseRowsCpu(g, embree, tree, counts, dropBelow, false, options, f, timers, counters, sparse, false);
+  ComputeSparseRowsCpu(g, embree, tree, counts, dropBelow, farLinks, options, f, timers, counters, sparse, false);
   return f;
 }
 
@@ -149,17 +153,8 @@ TEST(SparseOperator, FloatRowsAreTheKeptEntriesRoundedOnce) {
   const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(1));
   const EmbreeScene embree(scene);
   const Dense dense = DenseRows(g, embree, FormFactorOptions{});
-  FormFactorRows f;
-  f.n = dense.n;
-  f.precision = Precision::kFloat;
-  f.rows.resize(size_t(f.n));
-  std::iota(f.rows.begin(), f.rows.end(), 0LL);
-  const PatchTree tree = BuildPatchTree(g.patches);
-  PhaseTimers timers;
-  FormFactorCounters counters;
   SparseCounters sparse;
-  ComputeSparseRowsCpu(g, embree, tree, CountSparseCandidates(g.patches, tree, f.rows, 1e-3), 1e-3, false, FormFactorOptions{},
-                       f, timers, counters, sparse, false);
+  const FormFactorRows f = SparseRows(g, embree, FormFactorOptions{}, 1e-3, sparse, Precision::kFloat);
   ASSERT_TRUE(f.f64.empty());
   ASSERT_EQ(f.f32.size(), f.columns.size());
   ASSERT_GT(f.f32.size(), 0u);
@@ -278,16 +273,8 @@ TEST(SparseOperator, FarLinksCarryWhatTheWalkSkipsOfEachRow) {
   const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.5));
   const EmbreeScene embree(scene);
   const Dense dense = DenseRows(g, embree, FormFactorOptions{});
-  FormFactorRows f;
-  f.n = dense.n;
-  f.rows.resize(size_t(f.n));
-  std::iota(f.rows.begin(), f.rows.end(), 0LL);
-  const PatchTree tree = BuildPatchTree(g.patches);
-  PhaseTimers timers;
-  FormFactorCounters counters;
   SparseCounters sparse;
-  ComputeSparseRowsCpu(g, embree, tree, CountSparseCandidates(g.patches, tree, f.rows, 3e-3), 3e-3, true,
-                       FormFactorOptions{}, f, timers, counters, sparse, false);
+  const FormFactorRows f = SparseRows(g, embree, FormFactorOptions{}, 3e-3, sparse, Precision::kDouble, true);
   ASSERT_FALSE(f.links.Empty());
   EXPECT_GT(sparse.links, 0);
   double worstExact = 0, worstLinked = 0;
