@@ -6,6 +6,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "formfactor/entry_driver.h"
 #include "formfactor/kernel_form_factors.h"
 #include "formfactor/pair_kernels.h"
+#include "util/error.h"
 #include "util/progress.h"
 
 namespace rad {
@@ -208,6 +210,38 @@ class DeviceEntries {
   long long pairsRayTraced_ = 0;
 };
 
+// The driver keeps a kernel's stack frame for every thread the GPU can hold (tens of KB a thread for the pair
+// kernel, whose exact-occlusion steps hold polygons and cubature cells: about 15 GiB on an H200), and a launch
+// that finds no room for it fails. Ranks sharing a GPU each need their own, so the room is taken up front:
+// too many ranks on one GPU is then an input error that says so, before any work.
+void ReserveKernelStack() {
+  cudaFuncAttributes kernel{};
+  RAD_CUDA(cudaFuncGetAttributes(&kernel, FormFactorKernel));
+  size_t current = 0;
+  RAD_CUDA(cudaDeviceGetLimit(&current, cudaLimitStackSize));
+  if (kernel.localSizeBytes <= current) return;
+  const cudaError_t status = cudaDeviceSetLimit(cudaLimitStackSize, kernel.localSizeBytes);
+  if (status == cudaSuccess) return;
+  if (status != cudaErrorMemoryAllocation) RAD_CUDA(status);
+  (void)cudaGetLastError();  // the failed reservation leaves nothing behind
+  int device = 0;
+  RAD_CUDA(cudaGetDevice(&device));
+  cudaDeviceProp p{};
+  RAD_CUDA(cudaGetDeviceProperties(&p, device));
+  size_t freeBytes = 0, totalBytes = 0;
+  RAD_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
+  const double threads = double(p.maxThreadsPerMultiProcessor) * p.multiProcessorCount, gib = double(1 << 30);
+  char text[640];
+  std::snprintf(text, sizeof text,
+                "the GPU form-factor kernel does not fit on device %d (%s): it keeps %zu bytes of stack for each "
+                "of the %.0f threads the GPU can hold (%.1f GiB), and only %.1f of its %.1f GiB are free (other "
+                "processes on the GPU, such as ranks sharing it, hold the rest); run fewer ranks per GPU, or use "
+                "--backend cpu",
+                device, p.name, size_t(kernel.localSizeBytes), threads, double(kernel.localSizeBytes) * threads / gib,
+                double(freeBytes) / gib, double(totalBytes) / gib);
+  throw InputError(text);
+}
+
 template <typename T>
 void ComputeRowsOnDevice(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
                          const FormFactorOptions &options, std::vector<T> &out, PhaseTimers &timers,
@@ -217,6 +251,7 @@ void ComputeRowsOnDevice(const FormFactorGeometry &g, const FlatBvh &bvh, const 
     out.assign(size_t(m) * size_t(n), T(0));
     return;
   }
+  ReserveKernelStack();
   DeviceEntries entries(g, bvh, rows, options, timers);
   ComputeRowsByEntries(entries, m, n, options.normalizeRows, out, timers, counters, "form factors (GPU)",
                        showProgress);

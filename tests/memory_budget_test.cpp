@@ -312,6 +312,13 @@ TEST(MemoryBudget, AllocationFailuresBecomeOneInputError) {
     EXPECT_NE(std::string(e.what()).find("out of memory on rank 0 allocating the rank's rows of F"), std::string::npos)
         << e.what();
   }
+  // A rank's own finding (a GPU without room for the kernel's stack) stops every rank with its message.
+  try {
+    AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's rows of F", [] { throw InputError("no room on the GPU"); });
+    ADD_FAILURE() << "no error";
+  } catch (const InputError &e) {
+    EXPECT_EQ(std::string(e.what()), "rank 0: no room on the GPU");
+  }
 }
 
 }  // namespace

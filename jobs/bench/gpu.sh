@@ -7,11 +7,12 @@
 #  - the BVH's rays per second on the device against Embree on the host (radiosity_bench_bvh);
 #  - the path tracer (issue 5's wavefront) on the GPU and on the CPU: samples and rays per second on the
 #    Cornell box, and how far the two images agree (the same paths from the same random numbers).
-#   bash jobs/bench/gpu.sh [SUBDIV ...]
+#   bash jobs/bench/gpu.sh [SUBDIV ...]      (env: RAD_BUILD_DIR, PYTHON)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${RAD_BUILD_DIR:-build}
 [ -x "$build/radiosity" ] || bash jobs/setup.sh >/dev/null
+python=${PYTHON:-/usr/bin/python3}  # a Python with numpy and h5py
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 if ! "$build/radiosity" --version | grep -q "gpu (CUDA"; then
   echo "gpu benchmark: this build has no CUDA backend (nvcc was not found when it was configured)" >&2; exit 1
@@ -31,7 +32,7 @@ for subdiv in "${subdivs[@]}"; do
     mpirun --bind-to none -n 1 "$build/radiosity" formfactors --input meshes/cornell_sphere.obj --subdiv "$subdiv" \
       --visibility rays --shadow-rays 32 --backend "$backend" --output "$out/F_$backend.h5" --timings "$out/t_$backend.json" --quiet
     end=$(date +%s.%N)
-    /usr/bin/python3 - "$out/t_$backend.json" "$backend" "$subdiv" "$start" "$end" <<'PY'
+    "$python" - "$out/t_$backend.json" "$backend" "$subdiv" "$start" "$end" <<'PY'
 import json, sys
 t = json.load(open(sys.argv[1])); backend, subdiv = sys.argv[2], sys.argv[3]
 wall = float(sys.argv[5]) - float(sys.argv[4])
@@ -43,7 +44,7 @@ c = t["counters"]
 print(f"  shadow rays {c['shadow rays']:.4g}, per second {t['parameters']['shadow rays per second']}")
 PY
   done
-  /usr/bin/python3 - "$out/F_gpu.h5" "$out/F_cpu.h5" <<'PY'
+  "$python" - "$out/F_gpu.h5" "$out/F_cpu.h5" <<'PY'
 import sys, h5py, numpy as np
 g = h5py.File(sys.argv[1], "r")["formfactors/F"][:]; c = h5py.File(sys.argv[2], "r")["formfactors/F"][:]
 d = np.abs(g - c)
@@ -62,7 +63,7 @@ for backend in gpu cpu; do
   mpirun --bind-to none -n 1 "$build/radiosity" pathtrace --input meshes/cornell_box.obj --width 512 --height 512 \
     --spp 64 --backend "$backend" --exr "$out/pt_$backend.exr" --timings "$out/pt_$backend.json" --quiet
 done
-/usr/bin/python3 - "$out" <<'PY'
+"$python" - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
 for backend in ("gpu", "cpu"):
@@ -73,7 +74,7 @@ for backend in ("gpu", "cpu"):
           f"{float(q['image rays per second']):.4g} rays/s")
 PY
 "$build/radiosity" compare "$out/pt_cpu.exr" "$out/pt_gpu.exr" --json "$out/pt_compare.json" >/dev/null
-/usr/bin/python3 - "$out/pt_compare.json" <<'PY'
+"$python" - "$out/pt_compare.json" <<'PY'
 import json, sys
 c = json.load(open(sys.argv[1]))
 print(f"  GPU vs CPU image: MSE {c['mse']:.3e}, PSNR {c['psnr_db']:.1f} dB, SSIM {c['ssim']:.5f}")

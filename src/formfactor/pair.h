@@ -48,7 +48,7 @@ struct VisibleReceiverFactor {
     return ConvexBodyShadow(*frame, x, h, occluders, candidates, candidateCount, body, shadow);
   }
 
-  RAD_HD double operator()(Vec3 x) const {
+  RAD_HD RAD_DEVICE_NOINLINE double operator()(Vec3 x) const {  // called from several cubature rules
     Polygon2 shadows[kMaxPairOccluders];
     int count = 0;
     const double h = Dot(frame->normal, x - frame->origin);
@@ -143,9 +143,10 @@ constexpr int kMaxEmitterPieces = 32;
 // none of the receiver and contribute exactly 0, and the pieces around it are cut along its edges. When the
 // occluders hide something only from a part of the emitter, the cubature runs over that part alone and
 // integrates what they hide there, which is taken from the unoccluded factor.
-RAD_HD inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const Patch &emitter, const Patch &receiver,
-                                                  const GeometryView &g, const int32_t *candidates, int count,
-                                                  const QuadratureSettings &q) {
+RAD_HD RAD_DEVICE_NOINLINE inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const Patch &emitter,
+                                                                      const Patch &receiver, const GeometryView &g,
+                                                                      const int32_t *candidates, int count,
+                                                                      const QuadratureSettings &q) {
   // The tolerance is relative to the pair's unoccluded factor: a pair that is 99.9 % blocked owes the rows it
   // belongs to an error relative to the light it could carry, not to the little that gets through (refining
   // that to 1e-5 of itself took most of the exact kernel's time on the reference scene, and it still stopped
@@ -330,12 +331,11 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
     r.needsRays = count > 0 && u.formFactor > 0;
     r.overCapacity = r.needsRays && s.visibility == VisibilityMethod::kExact;
   } else {
-    if (IntegrateOverReceiver(cp, e, x, g, candidates, count)) {  // the same pair and occluders, other way
-      u = OccludedFormFactor(ClippedPair{cp.receiver, cp.emitter}, x, e, g, candidates, count, s.quadrature);
-      u.formFactor *= x.area / e.area;  // F_ex from F_xe
-    } else {
-      u = OccludedFormFactor(cp, e, x, g, candidates, count, s.quadrature);
-    }
+    // One call for either side, so that the device code holds one copy of the occluded kernel.
+    const bool overReceiver = IntegrateOverReceiver(cp, e, x, g, candidates, count);  // same occluders, other way
+    const ClippedPair side = overReceiver ? ClippedPair{cp.receiver, cp.emitter} : cp;
+    u = OccludedFormFactor(side, overReceiver ? x : e, overReceiver ? e : x, g, candidates, count, s.quadrature);
+    if (overReceiver) u.formFactor *= x.area / e.area;  // F_ex from F_xe
     r.occluded = true;
   }
   r.evaluations = u.evaluations;

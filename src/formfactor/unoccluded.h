@@ -142,10 +142,11 @@ RAD_HD inline UnoccludedResult AdaptiveEmitterIntegral(const ClippedPair &pair, 
 // F_ij (without occlusion) for a pair already clipped by ClipPair. A well-separated pair takes the node-pair rule
 // (point_pair_rule.h) when one meets the tolerance, otherwise the emitter-side rules or the adaptive cubature.
 // `emitterWhole`, `receiverWhole`: the patches' WholePatch, read when the pair is whole (null: made here).
-RAD_HD inline UnoccludedResult UnoccludedFormFactor(const ClippedPair &pair, Vec3 emitterNormal, double emitterArea,
-                                                    const QuadratureSettings &settings,
-                                                    const WholePatch *emitterWhole = nullptr,
-                                                    const WholePatch *receiverWhole = nullptr) {
+RAD_HD RAD_DEVICE_NOINLINE inline UnoccludedResult UnoccludedFormFactor(const ClippedPair &pair, Vec3 emitterNormal,
+                                                                        double emitterArea,
+                                                                        const QuadratureSettings &settings,
+                                                                        const WholePatch *emitterWhole = nullptr,
+                                                                        const WholePatch *receiverWhole = nullptr) {
   if (!pair.whole) emitterWhole = receiverWhole = nullptr;
   const Vec3 receiverNormal = receiverWhole ? receiverWhole->unitNormal : Normalize(PolygonNormal(pair.receiver));
   const RuleSide *emitterSide = emitterWhole ? &emitterWhole->rules : nullptr;

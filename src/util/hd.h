@@ -6,7 +6,13 @@
 #define RAD_HD __host__ __device__
 #define RAD_INLINE __forceinline__
 #define RAD_ALWAYS_INLINE __forceinline__
+// For the large steps of a pair (exact occlusion, the unoccluded cubature): kept as calls on the device so that
+// their local arrays share one stack region instead of adding up in the caller's frame. The driver reserves a
+// kernel's stack for every thread the GPU can hold (74 KB a thread, 20 GiB on an H200, with all inlined), so
+// the frame decides how many ranks can share a GPU.
+#define RAD_DEVICE_NOINLINE __noinline__
 #else
+#define RAD_DEVICE_NOINLINE
 #define RAD_HD
 #define RAD_INLINE inline
 // For a loop that must be compiled inside its caller: the host clones of util/simd.h get their instruction set

@@ -371,18 +371,22 @@ MemoryBudget CheckMemory(MPI_Comm comm, const MemoryRequest &request, const std:
 
 void AllocateOnEveryRank(MPI_Comm comm, const std::string &what, const std::function<void()> &allocate) {
   bool ok = true;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::string message;
   try {
     allocate();
   } catch (const std::bad_alloc &) {
     ok = false;
+    message = "out of memory on rank " + std::to_string(rank) + " allocating " + what +
+              " after the memory check passed (a --memory-limit above what the rank can have, or memory taken by "
+              "other processes since); use more ranks, --precision float or fewer patches, or give each rank more "
+              "memory";
+  } catch (const InputError &e) {  // a rank's own finding (e.g. its GPU has no room): every rank stops with it
+    ok = false;
+    message = "rank " + std::to_string(rank) + ": " + e.what();
   }
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  AgreeOrThrow(comm, ok,
-               "out of memory on rank " + std::to_string(rank) + " allocating " + what +
-                   " after the memory check passed (a --memory-limit above what the rank can have, or memory "
-                   "taken by other processes since); use more ranks, --precision float or fewer patches, or give "
-                   "each rank more memory");
+  AgreeOrThrow(comm, ok, message);
 }
 
 void AbortOutOfMemory() {

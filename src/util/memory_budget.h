@@ -118,8 +118,9 @@ MemoryBudget CheckMemory(MPI_Comm comm, const MemoryRequest &request, const std:
 MemoryBudget CheckMemoryNeed(MPI_Comm comm, double needBytes, const std::string &limitOption,
                              const std::function<std::string(double, double, const std::string &)> &message);
 
-// Collective over `comm`: runs `allocate` on every rank; when it throws std::bad_alloc on any, every rank throws
-// one InputError naming `what` (so that no rank is left waiting in a collective).
+// Collective over `comm`: runs `allocate` on every rank; when it throws std::bad_alloc (or an InputError of its
+// own, such as a GPU without room) on any, every rank throws one InputError naming `what` or carrying that
+// error, the lowest failing rank's (so that no rank is left waiting in a collective).
 void AllocateOnEveryRank(MPI_Comm comm, const std::string &what, const std::function<void()> &allocate);
 
 // main()'s last resort for an allocation that failed on this rank outside AllocateOnEveryRank: one line on

@@ -62,8 +62,9 @@ class SparseOperatorTest(CliTestCase):
         subprocess.run([sys.executable, GENERATE, "city", "--buildings", "3x3", "--sky-light", "--output", cls.city],
                        check=True, capture_output=True)
         cls.dense_run = os.path.join(cls.scenes, "dense")
+        # The CPU backend's dense F: the sparse operator runs on the CPU cores, and keeps those bits.
         proc = run(["run", "--input", cls.city, "--patches", PATCHES, "--output-dir", cls.dense_run,
-                    "--save-formfactors", "--quiet"])
+                    "--save-formfactors", "--backend", "cpu", "--quiet"])
         assert proc.returncode == 0, describe(proc)
         with h5py.File(os.path.join(cls.dense_run, "radiosity.h5"), "r") as f:
             cls.F = f["formfactors/F"][:]
@@ -107,7 +108,7 @@ class SparseOperatorTest(CliTestCase):
         subprocess.run([sys.executable, GENERATE, "city", "--buildings", "6x6", "--output", city], check=True,
                        capture_output=True)
         common = ["formfactors", "--input", city, "--max-patch-size", "2", "--visibility", "rays", "--quiet"]
-        self.rad_ok(common + ["--output", self.path("d.h5")])
+        self.rad_ok(common + ["--output", self.path("d.h5"), "--backend", "cpu"])
         self.rad_ok(common + ["--operator", "sparse", "--drop-below", "1e-4", "--output", self.path("s1.h5")])
         self.rad_ok(common + ["--operator", "sparse", "--drop-below", "1e-4", "--output", self.path("s2.h5")], 2)
         with h5py.File(self.path("d.h5"), "r") as f:
