@@ -110,7 +110,7 @@ void WriteCsr(MPI_Comm comm, hid_t file, long long n, long long firstRow, const 
 
 }  // namespace
 
-void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const DenseRows &rows, const RowCounts &counts,
+void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const ExportRows &rows, const RowCounts &counts,
                          Precision precision, const Attributes &attributes, long long blockEntries) {
   const bool asFloat = precision == Precision::kFloat;
   WriteCsr(comm, file, rows.n, rows.firstRow, counts.kept, {{"dropped_row_sum", &counts.dropped}}, precision,
@@ -118,13 +118,12 @@ void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const DenseRows &rows, const
            [&](long long begin, long long end, std::vector<long long> &columns, std::vector<double> &values,
                std::vector<float> &narrow) {
              for (long long r = begin; r < end; ++r)
-               for (long long j = 0; j < rows.n; ++j) {
-                 const double v = rows.At(r, j);
-                 if (!rows.Keeps(v)) continue;
+               rows.ForEachNonzero(r, [&](long long j, double v) {
+                 if (!rows.Keeps(v)) return;
                  columns.push_back(j);
                  if (asFloat) narrow.push_back(float(v));
                  else values.push_back(v);
-               }
+               });
            });
 }
 

@@ -24,7 +24,7 @@ void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const FormFactorRows &f, con
 
 // Collective: creates the /formfactors group in `file` (opened for MPI I/O, e.g. RadiosityFileWriter::File()) and
 // writes the CSR datasets, with `attributes` on the group.
-void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const DenseRows &rows, const RowCounts &counts,
+void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const ExportRows &rows, const RowCounts &counts,
                          Precision precision, const Attributes &attributes,
                          long long blockEntries = kExportBlockEntries);
 

@@ -173,7 +173,7 @@ bool IsMatrixMarketFile(const std::string &path) {
   return in.read(head, sizeof head) && std::memcmp(head, kBanner, sizeof head) == 0;
 }
 
-void WriteMatrixMarket(MPI_Comm comm, const std::string &path, const DenseRows &rows, const RowCounts &counts,
+void WriteMatrixMarket(MPI_Comm comm, const std::string &path, const ExportRows &rows, const RowCounts &counts,
                        const std::vector<std::string> &comments, long long blockEntries) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -185,10 +185,9 @@ void WriteMatrixMarket(MPI_Comm comm, const std::string &path, const DenseRows &
   long long myBytes = 0;
   for (long long r = 0; r < rows.rowCount; ++r) {
     long long bytes = 0;
-    for (long long j = 0; j < n; ++j) {
-      const double v = rows.At(r, j);
+    rows.ForEachNonzero(r, [&](long long j, double v) {
       if (rows.Keeps(v)) bytes += (long long)FormatEntry(entry, rows.firstRow + r, j, v);
-    }
+    });
     rowBytes[size_t(r)] = bytes;
     myBytes += bytes;
   }
@@ -217,13 +216,12 @@ void WriteMatrixMarket(MPI_Comm comm, const std::string &path, const DenseRows &
     text.resize(size_t(blockBytes));
     size_t pos = 0;
     for (long long r = begin; r < end; ++r)
-      for (long long j = 0; j < n; ++j) {
-        const double v = rows.At(r, j);
-        if (!rows.Keeps(v)) continue;
+      rows.ForEachNonzero(r, [&](long long j, double v) {
+        if (!rows.Keeps(v)) return;
         const size_t len = FormatEntry(entry, rows.firstRow + r, j, v);
         std::memcpy(text.data() + pos, entry, len);
         pos += len;
-      }
+      });
     RAD_CHECK((long long)pos == blockBytes, "MatrixMarket text changed length between the two passes");
     RAD_MPI(MPI_File_write_at_all(fh, offset, text.data(), int(blockBytes), MPI_CHAR, MPI_STATUS_IGNORE));
     offset += blockBytes;

@@ -23,7 +23,7 @@ bool IsMatrixMarketFile(const std::string &path);
 
 // Collective. `comments` become "% ..." lines after the banner. Values are written in the shortest form that
 // reads back as the same double (std::to_chars), so the file holds the matrix exactly.
-void WriteMatrixMarket(MPI_Comm comm, const std::string &path, const DenseRows &rows, const RowCounts &counts,
+void WriteMatrixMarket(MPI_Comm comm, const std::string &path, const ExportRows &rows, const RowCounts &counts,
                        const std::vector<std::string> &comments, long long blockEntries = kExportBlockEntries);
 
 // Collective: this rank's rows (dense, row-major, rows.size() x n) of the n x n matrix in `path`. Duplicate

@@ -46,7 +46,7 @@ bool IsPetscMatrixFile(const std::string &path) {
   return in.read(reinterpret_cast<char *>(&head), 4) && BigEndianInt(head) == kPetscMatFileClassId;
 }
 
-void WritePetscBinary(MPI_Comm comm, const std::string &path, const DenseRows &rows, const RowCounts &counts,
+void WritePetscBinary(MPI_Comm comm, const std::string &path, const ExportRows &rows, const RowCounts &counts,
                       long long blockEntries) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -78,12 +78,11 @@ void WritePetscBinary(MPI_Comm comm, const std::string &path, const DenseRows &r
     indices.clear();
     values.clear();
     for (long long r = begin; r < end; ++r)
-      for (long long j = 0; j < n; ++j) {
-        const double v = rows.At(r, j);
-        if (!rows.Keeps(v)) continue;
+      rows.ForEachNonzero(r, [&](long long j, double v) {
+        if (!rows.Keeps(v)) return;
         indices.push_back(BigEndianInt(int32_t(j)));
         values.push_back(BigEndianBits(v));
-      }
+      });
     const int count = int(indices.size());
     RAD_MPI(MPI_File_write_at_all(fh, indexBase + 4 * written, indices.data(), count, MPI_INT32_T, MPI_STATUS_IGNORE));
     RAD_MPI(MPI_File_write_at_all(fh, valueBase + 8 * written, values.data(), count, MPI_UINT64_T, MPI_STATUS_IGNORE));

@@ -22,7 +22,7 @@ constexpr int32_t kPetscMatFileClassId = 1211216;
 bool IsPetscMatrixFile(const std::string &path);
 
 // Collective. InputError (before anything is created) if nnz or N does not fit the format's int32.
-void WritePetscBinary(MPI_Comm comm, const std::string &path, const DenseRows &rows, const RowCounts &counts,
+void WritePetscBinary(MPI_Comm comm, const std::string &path, const ExportRows &rows, const RowCounts &counts,
                       long long blockEntries = kExportBlockEntries);
 
 // Collective: this rank's rows (dense, row-major, rows.size() x n) of the n x n matrix in `path`. Every rank reads

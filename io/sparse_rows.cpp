@@ -7,20 +7,24 @@
 
 namespace rad {
 
-DenseRows SparseView(const FormFactorRows &f, long long firstRow, double dropBelow) {
+ExportRows SparseView(const FormFactorRows &f, long long firstRow, double dropBelow) {
   if (!f.rows.empty() && f.rows.back() - f.rows.front() + 1 != (long long)f.rows.size())
     RAD_FATAL("SparseView: the rows are not contiguous (the exports read F by block)");
-  DenseRows rows;
+  ExportRows rows;
   rows.n = f.n;
   rows.firstRow = f.rows.empty() ? firstRow : f.rows.front();
   rows.rowCount = (long long)f.RowCount();
   rows.f64 = f.F64();
   rows.f32 = f.F32();
+  if (f.IsCsr()) {
+    rows.indptr = f.indptr.data();
+    rows.columns = f.columns.data();
+  }
   rows.dropBelow = dropBelow;
   return rows;
 }
 
-RowCounts CountRows(const DenseRows &rows) {
+RowCounts CountRows(const ExportRows &rows) {
   RowCounts c;
   c.kept.assign(size_t(rows.rowCount), 0);
   c.dropped.assign(size_t(rows.rowCount), 0.0);
@@ -28,16 +32,15 @@ RowCounts CountRows(const DenseRows &rows) {
   for (long long r = 0; r < rows.rowCount; ++r) {
     long long kept = 0, dropped = 0;
     double droppedSum = 0, sum = 0;  // sequential over j: the same on any number of ranks
-    for (long long j = 0; j < rows.n; ++j) {
-      const double v = rows.At(r, j);
+    rows.ForEachNonzero(r, [&](long long, double v) {
       sum += v;
       if (rows.Keeps(v)) {
         ++kept;
-      } else if (v != 0.0) {
+      } else {
         ++dropped;
         droppedSum += v;
       }
-    }
+    });
     c.kept[size_t(r)] = kept;
     c.dropped[size_t(r)] = droppedSum;
     c.rowSum[size_t(r)] = sum;
@@ -69,7 +72,7 @@ RankOffset ExclusiveScan(MPI_Comm comm, long long value) {
   return o;
 }
 
-DropSummary SummariseDrops(MPI_Comm comm, const DenseRows &rows, const RowCounts &counts) {
+DropSummary SummariseDrops(MPI_Comm comm, const ExportRows &rows, const RowCounts &counts) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);

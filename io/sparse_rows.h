@@ -1,9 +1,10 @@
-// What the sparse exporters and importers share: a rank's contiguous block of dense rows seen as a sparse
-// matrix (entries that are zero or below the drop threshold are left out), row blocks for streaming, the
+// What the sparse exporters and importers share: a rank's contiguous block of rows of F, dense or CSR, seen as a
+// sparse matrix (entries that are zero or below the drop threshold are left out), row blocks for streaming, the
 // offsets of each rank's part of a file, and scattering read entries into a rank's dense rows.
 //
-// The dense rows stay the only large allocation (N^2 x bytes / P per rank); each exporter formats one row block
-// at a time into a buffer of at most about `blockEntries` entries and writes it collectively.
+// The rows stay the only large allocation (N^2 x bytes / P per rank dense, the stored entries CSR); each exporter
+// formats one row block at a time into a buffer of at most about `blockEntries` entries and writes it
+// collectively.
 #pragma once
 
 #include <mpi.h>
@@ -22,26 +23,37 @@ namespace rad {
 constexpr long long kExportBlockEntries = 2LL << 20;
 
 // The sparse exporters' view of a rank's block of rows of F (FormFactorRows, block distribution): rows
-// [firstRow, firstRow + rowCount) of an n x n matrix, and which of their entries are kept.
-struct DenseRows {
+// [firstRow, firstRow + rowCount) of an n x n matrix, dense or CSR, and which of their entries are kept.
+struct ExportRows {
   long long n = 0;
   long long firstRow = 0;
   long long rowCount = 0;
-  const double *f64 = nullptr;  // exactly one of f64 / f32
+  const double *f64 = nullptr;  // exactly one of f64 / f32: rowCount x n dense, or the CSR values
   const float *f32 = nullptr;
+  // CSR rows (FormFactorRows::IsCsr): local row r is entries [indptr[r], indptr[r + 1]) of columns and values,
+  // in column order. Null for dense rows.
+  const long long *indptr = nullptr;
+  const int32_t *columns = nullptr;
   double dropBelow = 0;  // entries with |F_ij| < dropBelow are dropped (0: nothing is dropped)
 
-  double At(long long localRow, long long j) const {
-    const size_t k = size_t(localRow) * size_t(n) + size_t(j);
-    return f64 ? f64[k] : double(f32[k]);
+  // Calls visit(j, F_ij) for every nonzero entry of local row r, in column order (kept or not: see Keeps). A
+  // dense row is scanned; a CSR row visits its stored entries only, so exports cost what is stored.
+  template <typename Visit>
+  void ForEachNonzero(long long r, Visit &&visit) const {
+    const size_t begin = indptr ? size_t(indptr[r]) : size_t(r) * size_t(n);
+    const size_t end = indptr ? size_t(indptr[r + 1]) : begin + size_t(n);
+    for (size_t k = begin; k < end; ++k) {
+      const double v = f64 ? f64[k] : double(f32[k]);
+      if (v != 0.0) visit(indptr ? (long long)columns[k] : (long long)(k - begin), v);
+    }
   }
   // Exact zeros are never stored; entries below the threshold in magnitude are dropped.
   bool Keeps(double v) const { return v != 0.0 && !(std::fabs(v) < dropBelow); }
 };
 
-// The view of `f`, whose rows must be contiguous (block distribution); `firstRow` is where the rank's block
-// starts (BlockBegin: a rank without rows still has a place in the file).
-DenseRows SparseView(const FormFactorRows &f, long long firstRow, double dropBelow);
+// The view of `f` (dense or CSR), whose rows must be contiguous (block distribution); `firstRow` is where the
+// rank's block starts (BlockBegin: a rank without rows still has a place in the file).
+ExportRows SparseView(const FormFactorRows &f, long long firstRow, double dropBelow);
 
 // Per local row: entries kept, and the signed sum of the nonzero entries dropped (the energy lost per row).
 struct RowCounts {
@@ -51,7 +63,7 @@ struct RowCounts {
   long long keptTotal = 0;       // this rank
   long long droppedEntries = 0;  // this rank
 };
-RowCounts CountRows(const DenseRows &rows);
+RowCounts CountRows(const ExportRows &rows);
 
 // Collective: this rank's rows in blocks [begin, end) of at most `blockEntries` entries (at least one row), and
 // as many blocks on every rank (trailing empty blocks), as collective I/O needs.
@@ -71,7 +83,7 @@ struct DropSummary {
   double minRow = 0, meanRow = 0, maxRow = 0, total = 0, matrixSum = 0;
   long long maxRowIndex = 0, entries = 0, kept = 0;
 };
-DropSummary SummariseDrops(MPI_Comm comm, const DenseRows &rows, const RowCounts &counts);
+DropSummary SummariseDrops(MPI_Comm comm, const ExportRows &rows, const RowCounts &counts);
 
 // A rank's rows as read by `solve` (any distribution: an evenly spaced sequence), for scattering entries read
 // from a sparse file into dense rows.

@@ -40,8 +40,8 @@ std::vector<double> TestMatrix() {
           3e-7,      1e300,       7.5,       0.0,  1e-7};
 }
 
-DenseRows AllRows(const std::vector<double> &f, double dropBelow) {
-  DenseRows rows;
+ExportRows AllRows(const std::vector<double> &f, double dropBelow) {
+  ExportRows rows;
   rows.n = kN;
   rows.rowCount = kN;
   rows.f64 = f.data();
@@ -100,7 +100,7 @@ void ExpectInputError(F &&f, const std::vector<std::string> &parts) {
 
 TEST(Export, CountsAndDroppedEnergyPerRow) {
   const std::vector<double> f = TestMatrix();
-  const DenseRows rows = AllRows(f, 1e-6);
+  const ExportRows rows = AllRows(f, 1e-6);
   const RowCounts c = CountRows(rows);
   // Row 0 drops 5e-7; row 1 drops -2e-7 and 1e-300 (magnitude below X); row 3 keeps 1e-6 (not below X);
   // row 4 drops 3e-7 and 1e-7.
@@ -174,7 +174,7 @@ TEST(Export, MatrixMarketHoldsTheMatrixExactly) {
   for (double drop : {0.0, 1e-6}) {
     SCOPED_TRACE("drop-below " + std::to_string(drop));
     TempFile file(".mtx");
-    const DenseRows rows = AllRows(f, drop);
+    const ExportRows rows = AllRows(f, drop);
     const RowCounts counts = CountRows(rows);
     // One row per block: the offsets of consecutive blocks must join up.
     WriteMatrixMarket(MPI_COMM_WORLD, file.path, rows, counts, {"a comment", "two\nlines"}, kN);
@@ -253,7 +253,7 @@ TEST(Export, PetscBinaryMatchesMatLoadLayout) {
   for (double drop : {0.0, 1e-6}) {
     SCOPED_TRACE("drop-below " + std::to_string(drop));
     TempFile file(".petsc");
-    const DenseRows rows = AllRows(f, drop);
+    const ExportRows rows = AllRows(f, drop);
     const RowCounts counts = CountRows(rows);
     WritePetscBinary(MPI_COMM_WORLD, file.path, rows, counts, 2 * kN);
     const std::string b = ReadText(file.path);
@@ -287,7 +287,7 @@ TEST(Export, PetscBinaryMatchesMatLoadLayout) {
 TEST(Export, MalformedPetscFilesAreInputErrors) {
   const std::vector<double> f = TestMatrix();
   TempFile good(".petsc"), bad(".bad");
-  const DenseRows rows = AllRows(f, 0.0);
+  const ExportRows rows = AllRows(f, 0.0);
   WritePetscBinary(MPI_COMM_WORLD, good.path, rows, CountRows(rows));
   const std::string b = ReadText(good.path);
   auto setBe32 = [](std::string s, size_t at, uint32_t v) {
@@ -316,7 +316,7 @@ TEST(Export, MalformedPetscFilesAreInputErrors) {
 
 TEST(Export, NothingIsLeftBehindWhenTheOutputCannotBeCreated) {
   const std::vector<double> f = TestMatrix();
-  const DenseRows rows = AllRows(f, 0.0);
+  const ExportRows rows = AllRows(f, 0.0);
   const std::string path = "/nonexistent_folder_for_radiosity_tests/out.mtx";
   ExpectInputError([&] { WriteMatrixMarket(MPI_COMM_WORLD, path, rows, CountRows(rows), {}); },
                    {path, "cannot create"});
@@ -324,7 +324,7 @@ TEST(Export, NothingIsLeftBehindWhenTheOutputCannotBeCreated) {
 }
 
 // Writes a complete radiosity file with the test matrix as CSR.
-void WriteCsrFile(const std::string &path, const DenseRows &rows, const RowCounts &counts, Precision precision) {
+void WriteCsrFile(const std::string &path, const ExportRows &rows, const RowCounts &counts, Precision precision) {
   RadiosityFileWriter writer(MPI_COMM_WORLD, path);
   writer.WritePatches(UnitPatches(rows.n));
   Attributes a;
@@ -339,7 +339,7 @@ TEST(Export, CsrInHdf5RoundTrips) {
   for (double drop : {0.0, 1e-6}) {
     SCOPED_TRACE("drop-below " + std::to_string(drop));
     TempFile file(".h5");
-    const DenseRows rows = AllRows(f, drop);
+    const ExportRows rows = AllRows(f, drop);
     const RowCounts counts = CountRows(rows);
     WriteCsrFile(file.path, rows, counts, Precision::kDouble);
 
@@ -375,7 +375,7 @@ TEST(Export, CsrInFloatPrecisionReadsBackAsFloat) {
   const std::vector<double> f = TestMatrix();
   std::vector<float> narrow(f.begin(), f.end());
   narrow[21] = 0.5f;  // 1e300 does not fit a float
-  DenseRows rows;
+  ExportRows rows;
   rows.n = rows.rowCount = kN;
   rows.f32 = narrow.data();
   TempFile file(".h5");
@@ -390,7 +390,7 @@ TEST(Export, CsrInFloatPrecisionReadsBackAsFloat) {
 TEST(Export, MalformedCsrIsAnInputError) {
   const std::vector<double> f = TestMatrix();
   TempFile file(".h5");
-  const DenseRows rows = AllRows(f, 0.0);
+  const ExportRows rows = AllRows(f, 0.0);
   WriteCsrFile(file.path, rows, CountRows(rows), Precision::kDouble);
   {
     // indptr made to decrease at row 2 (a file edited by hand).
@@ -410,7 +410,7 @@ TEST(Export, FormatIsDetectedFromContent) {
   WriteText(raw.path, std::string("\x02\x00\x00\x00", 4) + std::string(32, '\0'));
   EXPECT_EQ(DetectMatrixFileFormat(raw.path), MatrixFileFormat::kRaw);
   const std::vector<double> f = TestMatrix();
-  const DenseRows rows = AllRows(f, 0.0);
+  const ExportRows rows = AllRows(f, 0.0);
   WriteCsrFile(h5.path, rows, CountRows(rows), Precision::kDouble);
   EXPECT_EQ(DetectMatrixFileFormat(h5.path), MatrixFileFormat::kHdf5);
 }

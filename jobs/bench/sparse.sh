@@ -4,7 +4,8 @@
 # image) with --operator sparse at --drop-below EPS, --operator hierarchical at --operator-tolerance EPS, and
 # the dense operator while N is at most DENSE_MAX. Prints per run the wall time, peak memory (max RSS of the
 # rank), the nonzeros and density, the pairs evaluated, the mean dropped row sum (sparse) or the far links
-# (hierarchical), and on the dense row the relative RMS difference of the sparse and hierarchical B from the
+# (hierarchical), the operator check (what 16 rows computed in full do not keep, and the mean error of the
+# operator's account of it), and on the dense row the relative RMS difference of the sparse and hierarchical B from the
 # dense B; then the fitted exponent of time against N for each operator (time ~ N^k, least squares on logs).
 #   bash jobs/bench/sparse.sh [CITIES] [PATCH_SIZE] [EPS]     e.g. "2x2 4x4 8x8 12x12" 0.5 1e-4
 # The cities have a sky light (generate.py --sky-light), so that B is not 0.
@@ -24,7 +25,7 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "benchmark: cities $cities, --max-patch-size $size, --drop-below $eps, --visibility $visibility, $ranks rank(s) x $(( $(nproc) / ranks )) thread(s), $(date -u +%FT%TZ)"
-printf "%-8s %-12s %8s %9s %9s %11s %9s %12s %12s %s\n" city operator N "time s" "peak MiB" nonzeros density "pairs eval" "dropped|links" "B rel RMS (sparse, hierarchical)"
+printf "%-8s %-12s %8s %9s %9s %11s %9s %12s %12s %-18s %s\n" city operator N "time s" "peak MiB" nonzeros density "pairs eval" "dropped|links" "check: not kept/err" "B rel RMS (sparse, hierarchical)"
 : > "$out/fit"
 for city in $cities; do
   /usr/bin/python3 meshes/generate.py city --buildings "$city" --sky-light --output "$out/$city.obj" >/dev/null
@@ -49,6 +50,10 @@ f = h5py.File(d + "/radiosity.h5", "r"); n = f["patches/area"].shape[0]
 B = f["radiosity/B"][:]
 params = json.load(open(d + "/timings.json"))["parameters"]
 rms = ""
+# The operator check (16 rows in full): the mean exact sum a row does not keep, and the mean error of what the
+# operator says of it (dropped estimate or far links).
+check = [v for k, v in params.items() if k.endswith("error mean/max")]
+check = "%.3g/%.2g" % tuple(float(x) for x in check[0].split("/")[:2]) if check else ""
 if op == "sparse":
     g = f["formfactors"]
     nnz = g["data"].shape[0]; evaluated = "%.4g" % g.attrs["pairs_evaluated"]; extra = "%.3g" % g["dropped_row_sum"][:].mean()
@@ -63,7 +68,8 @@ else:
         b = h5py.File(path, "r")["radiosity/B"][:]
         return "%.2e" % np.sqrt(((b - B) ** 2).mean() / (B ** 2).mean())
     rms = rel("sparse") + ", " + rel("hierarchical")
-print("%-8s %-12s %8d %9.2f %9.0f %11d %8.3f%% %12s %12s %s" % (city, op, n, wall, rss, nnz, 100 * nnz / n / n, evaluated, extra, rms))
+print("%-8s %-12s %8d %9.2f %9.0f %11d %8.3f%% %12s %12s %-18s %s" % (city, op, n, wall, rss, nnz, 100 * nnz / n / n,
+                                                                  evaluated, extra, check, rms))
 open(sys.argv[8], "a").write("%s %d %g\n" % (op, n, wall))
 PY
   done

@@ -104,9 +104,11 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
   cmd.add_flag("--normalize-rows", o.normalizeRows,
                "Scale every row to sum to 1 (the reference paper's behaviour; hides closure errors)");
   AddChoice(cmd, "--operator", o.op,
-            {{"dense", FormFactorOperator::kDense}, {"sparse", FormFactorOperator::kSparse},
-             {"hierarchical", FormFactorOperator::kHierarchical}},
-            "How F is computed and held: dense (every entry, N^2 memory); sparse (CSR: only the pairs with F_ij "
+            {{"auto", FormFactorOperator::kAuto}, {"dense", FormFactorOperator::kDense},
+             {"sparse", FormFactorOperator::kSparse}, {"hierarchical", FormFactorOperator::kHierarchical}},
+            "How F is computed and held: auto (the default: dense while it fits in the memory a rank may use, "
+            "else hierarchical for `run` and sparse where F is written, said in one line); dense (every entry, "
+            "N^2 memory); sparse (CSR: only the pairs with F_ij "
             "or F_ji at or above --drop-below, found without visiting the others, so the cost follows the "
             "entries kept; block rows, CPU cores); hierarchical (`run` only: the pairs whose bound reaches "
             "--operator-tolerance exactly, and the rest through far links to tree nodes that carry their "
@@ -119,6 +121,11 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
                  "The sparse operator's threshold: a pair is kept when F_ij or F_ji reaches it and dropped both "
                  "ways otherwise; each row's dropped sum and sky view factor are written")
       ->capture_default_str()->check(CLI::Range(1e-15, 0.5));
+  cmd.add_option("--operator-check-rows", o.checkRows,
+                 "Sparse and hierarchical operators: rows, spread evenly, computed in full by the dense kernel to "
+                 "measure the operator's error (what it drops or carries by far links against the exact sum; "
+                 "reported and written as check_* attributes); 0: none")
+      ->capture_default_str()->check(CLI::Range(0LL, 1LL << 20));
   AddMemoryLimitOption(cmd, o.memoryLimit);
 }
 

@@ -1,5 +1,6 @@
 #include "pipeline/export_job.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -89,18 +90,24 @@ int RunExportJob(const ExportJobOptions &o) {
   if (!o.precision.empty() && o.format != "csr")
     throw InputError("--precision applies to --format csr only (mtx and petsc store float64, as does raw)");
 
-  // Contiguous rows per rank: each rank's part of a sparse file is then one range of it.
+  // Contiguous rows per rank: each rank's part of a sparse file is then one range of it. A CSR source stays CSR
+  // (memory and time follow its stored entries) but for the raw format, which is dense.
   // Beyond the rows: the per-row counts and rank 0's per-row sums, and the blocks the output is formatted in
-  // (MatrixMarket text of at most about 48 bytes per entry; 16 for PETSc and CSR).
-  MemoryModel buffers;
-  buffers.bytesPerPatch = 24 + 16;
-  buffers.fixedBytes = double(kExportBlockEntries) * (o.format == "mtx" ? 48 : 16);
+  // (MatrixMarket text of at most about 48 bytes per entry; 16 for PETSc and CSR), no larger than the rank's entries.
+  const bool keepCsr = o.format != "raw";
   MemoryBudget memory;
-  FormFactorInput in =
-      ReadFormFactorFile(o.formfactors, o.input, o.meshing, Distribution::kBlock,
-                         CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, Distribution::kBlock, buffers, memory));
+  const BeforeReadingRows checkMemory = [&](const RowsToRead &read) {
+    MemoryModel buffers;
+    buffers.bytesPerPatch = 24 + 16;
+    const double entries = read.storedEntries >= 0 ? double(read.storedEntries)
+                                                   : double(OwnedCount(read.patches, rank, WorldSize(),
+                                                                       Distribution::kBlock)) * double(read.patches);
+    buffers.fixedBytes = std::min(entries, double(kExportBlockEntries)) * (o.format == "mtx" ? 48 : 16);
+    CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, Distribution::kBlock, buffers, memory)(read);
+  };
+  FormFactorInput in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, Distribution::kBlock, checkMemory, keepCsr);
   const long long n = in.PatchCount();
-  const DenseRows rows = SparseView(in.f, BlockBegin(n, rank, WorldSize()), o.dropBelow);
+  const ExportRows rows = SparseView(in.f, BlockBegin(n, rank, WorldSize()), o.dropBelow);
   const RowCounts counts = CountRows(rows);
   const DropSummary drops = SummariseDrops(MPI_COMM_WORLD, rows, counts);
   if (rank == 0 && !o.quiet)
@@ -130,6 +137,14 @@ int RunExportJob(const ExportJobOptions &o) {
     const Precision precision =
         o.precision.empty() ? in.f.precision : ParsePrecision(o.precision);
     Attributes a = SourceAttributes(o.formfactors);
+    // A sparse source's own figures (what the sparse operator dropped) are kept beside the export's.
+    for (const char *key : {"drop_below", "nnz", "dropped_entries", "dropped_energy_total", "dropped_row_sum_min",
+                            "dropped_row_sum_mean", "dropped_row_sum_max", "dropped_row_sum_max_row"}) {
+      const auto it = a.numbers.find(key);
+      if (it == a.numbers.end()) continue;
+      a.numbers[std::string("source_") + key] = it->second;
+      a.numbers.erase(it);
+    }
     a.strings["layout"] = "csr";
     a.strings["source"] = o.formfactors;
     a.strings["source_layout"] = in.layout;

@@ -19,28 +19,36 @@
 namespace rad {
 
 const char *OperatorName(FormFactorOperator op) {
-  return op == FormFactorOperator::kSparse ? "sparse" : op == FormFactorOperator::kHierarchical ? "hierarchical" : "dense";
+  switch (op) {
+    case FormFactorOperator::kSparse: return "sparse";
+    case FormFactorOperator::kHierarchical: return "hierarchical";
+    case FormFactorOperator::kAuto: return "auto";
+    default: return "dense";
+  }
 }
 
 FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_(std::move(options)), exec_(exec) {
   distribution_ = o_.distribution;
-  if (Sparse()) {
-    if (o_.normalizeRows)
-      throw InputError("--normalize-rows scales whole rows; the sparse operator keeps F as computed and reports "
-                       "what it drops (leave out --normalize-rows, or use --operator dense)");
-    if (!o_.raw.empty())
-      throw InputError("--raw writes the dense N x N matrix; the sparse operator writes CSR into the HDF5 file "
-                       "(use --operator dense for --raw)");
-    if (!(o_.dropBelow > 0 && o_.dropBelow < 1))
-      throw InputError("--drop-below must be in (0, 1) for the sparse operator");
-    if (Hierarchical() && !o_.output.empty())
-      throw InputError("the hierarchical operator's far links have no file layout yet: use it with `run` "
-                       "(without --save-formfactors), or write --operator sparse or dense F");
-    distribution_ = Distribution::kBlock;  // a CSR file's rows are one range per rank
-  }
+  // What only the dense operator writes or does leaves auto no choice.
+  if (o_.op == FormFactorOperator::kAuto && (o_.normalizeRows || !o_.raw.empty())) o_.op = FormFactorOperator::kDense;
+  if (Sparse()) CheckSparseOptions();
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
   if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
   if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);
+}
+
+void FormFactorJob::CheckSparseOptions() const {
+  if (o_.normalizeRows)
+    throw InputError("--normalize-rows scales whole rows; the sparse operator keeps F as computed and reports "
+                     "what it drops (leave out --normalize-rows, or use --operator dense)");
+  if (!o_.raw.empty())
+    throw InputError("--raw writes the dense N x N matrix; the sparse operator writes CSR into the HDF5 file "
+                     "(use --operator dense for --raw)");
+  if (!(o_.dropBelow > 0 && o_.dropBelow < 1))
+    throw InputError("--drop-below must be in (0, 1) for the sparse operator");
+  if (Hierarchical() && !o_.output.empty())
+    throw InputError("the hierarchical operator's far links have no file layout yet: use it with `run` "
+                     "(without --save-formfactors), or write --operator sparse or dense F");
 }
 
 // Polygons passing through each other are a mesh problem the user should know of: how many pairs, and the first
@@ -124,10 +132,47 @@ void FormFactorJob::Prepare() {
     throw InputError(o_.input.Label() + ": " + meshing_.Describe() + " gives too many patches");
   f_.n = patchCount_;
   f_.precision = o_.precision;
+  if (o_.op == FormFactorOperator::kAuto) return ChooseOperator(rank, size);
+  if (Sparse()) distribution_ = Distribution::kBlock;  // a CSR file's rows are one range per rank
   f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
-  if (Sparse()) return PrepareSparse(rank);
+  if (Sparse()) return PrepareSparse();
+  PrepareDense();
+}
 
-  // Memory, before anything large is allocated or any file created.
+// --operator auto: dense when its memory check passes, else the operator beyond it (said in one line, also
+// under --quiet, since it changes what is computed). When neither fits, the dense check's message says so,
+// with the other's.
+void FormFactorJob::ChooseOperator(long long rank, long long size) {
+  o_.op = FormFactorOperator::kDense;
+  f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
+  std::string denseRefusal;
+  try {
+    PrepareDense();
+    return;
+  } catch (const InputError &e) {  // every rank throws the same (CheckMemory is collective)
+    denseRefusal = e.what();
+  }
+  o_.op = o_.beyondDense;
+  CheckSparseOptions();
+  distribution_ = Distribution::kBlock;
+  f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
+  try {
+    PrepareSparse();
+  } catch (const InputError &e) {
+    throw InputError(denseRefusal + " (--operator auto: nor does the " + OperatorName(o_.op) +
+                     " operator fit: " + e.what() + ")");
+  }
+  if (rank == 0)
+    std::fprintf(stderr,
+                 "radiosity: notice: --operator auto: dense F (%s a rank) does not fit in the memory a rank may "
+                 "use; using the %s operator (%s %g)\n",
+                 FormatBytes(denseBytesPerRank_).c_str(), OperatorName(o_.op),
+                 Hierarchical() ? "--operator-tolerance" : "--drop-below", WalkThreshold());
+}
+
+// Memory, before anything large is allocated or any file created.
+void FormFactorJob::PrepareDense() {
+  const int size = exec_.Ranks();
   const bool narrow = f_.precision == Precision::kFloat;
   MemoryRequest request;
   request.what = o_.input.Label();
@@ -147,6 +192,7 @@ void FormFactorJob::Prepare() {
   } else {
     request.patchCountOption = "--patches";
   }
+  denseBytesPerRank_ = request.model.MatrixBytes(patchCount_, (long long)f_.RowCount());
   memory_ = CheckMemory(MPI_COMM_WORLD, request, o_.memoryLimit);
 
   if (exec_.Talks() && !exec_.ThreadNote().empty())
@@ -162,7 +208,7 @@ void FormFactorJob::Prepare() {
 
 // The sparse operator's memory is its entries, which only the walk of the patch tree can bound: the tree is
 // built and walked here (no kernel), and the bound checked before anything is computed.
-void FormFactorJob::PrepareSparse(long long rank) {
+void FormFactorJob::PrepareSparse() {
   const bool narrow = f_.precision == Precision::kFloat;
   {
     ScopedPhase phase(exec_.Timers(), "acceleration");
@@ -176,7 +222,10 @@ void FormFactorJob::PrepareSparse(long long rank) {
   candidates_ = 0;
   for (long long c : candidateCounts_) candidates_ += c;
   const double entryBytes = SparseBytesPerCandidate(narrow);
-  const double need = double(candidates_) * entryBytes + double(f_.RowCount()) * 4 * sizeof(double) +
+  // The entries, per row four doubles, per patch its data and tree share, and the operator check's dense rows.
+  const double checkBytes = double(std::min<long long>(o_.checkRows, (long long)f_.RowCount())) *
+                            double(patchCount_) * sizeof(double);
+  const double need = checkBytes + double(candidates_) * entryBytes + double(f_.RowCount()) * 4 * sizeof(double) +
                       double(patchCount_) * (kBytesPerPatch + sizeof(PatchSphere) + 2 * sizeof(int32_t) +
                                              sizeof(PatchTreeNode) / 4);
   const std::string what = o_.input.Label();
@@ -226,6 +275,10 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
     f_.links.tree = tree_;
     f_.links.area.resize(geometry_.patches.size());
     for (size_t j = 0; j < geometry_.patches.size(); ++j) f_.links.area[j] = geometry_.patches[j].area;
+  }
+  if (o_.checkRows > 0) {
+    ScopedPhase phase(exec_.Timers(), "operator check");
+    check_ = CheckOperatorRows(MPI_COMM_WORLD, geometry_, *embree, ff, f_, o_.checkRows);
   }
   long long counts[] = {mine.candidates, mine.pairsEvaluated, mine.kept, mine.droppedEntries, mine.nodesSkipped,
                         mine.patchesSkipped, mine.links};
@@ -373,6 +426,14 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.numbers["sky_view_factor_min"] = sparseSummary_.skyMin;
   a.numbers["sky_view_factor_mean"] = sparseSummary_.skyMean;
   a.numbers["sky_view_factor_max"] = sparseSummary_.skyMax;
+  if (check_.rows > 0) {
+    a.numbers["check_rows"] = double(check_.rows);
+    a.numbers["check_kept_entries_differing"] = double(check_.keptMismatches);
+    a.numbers["check_not_kept_mean"] = check_.notKeptMean;
+    a.numbers["check_far_error_mean"] = check_.farErrorMean;
+    a.numbers["check_far_error_max"] = check_.farErrorMax;
+    a.numbers["check_far_error_max_row"] = double(check_.farErrorMaxRow);
+  }
   a.strings["dropped_row_sum"] =
       "per row, the entries left out: those evaluated and below --drop-below both ways (exact), the patches "
       "skipped by their bound (point kernel at the centroids, one shadow ray between them) and the tree nodes "
@@ -434,6 +495,14 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
     extra.push_back({"dropped row sum mean/max", buf});
     std::snprintf(buf, sizeof buf, "%.4g / %.4g / %.4g", sparseSummary_.skyMin, sparseSummary_.skyMean, sparseSummary_.skyMax);
     extra.push_back({"sky view factor min/mean/max", buf});
+    if (check_.rows > 0) {
+      std::snprintf(buf, sizeof buf, "%lld rows, kept entries differing %lld", check_.rows, check_.keptMismatches);
+      extra.push_back({"operator check", buf});
+      std::snprintf(buf, sizeof buf, "%.3g / %.3g / %.3g (row %lld)", check_.notKeptMean, check_.farErrorMean,
+                    check_.farErrorMax, check_.farErrorMaxRow);
+      extra.push_back(
+          {Hierarchical() ? "not kept mean, far-link error mean/max" : "dropped mean, estimate error mean/max", buf});
+    }
   }
   extra.push_back({"threads per rank", std::to_string(exec_.Threads())});
   extra.push_back({"backend", BackendName(exec_.UsedBackend())});

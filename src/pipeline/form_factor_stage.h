@@ -8,6 +8,7 @@
 
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/geometry.h"
+#include "formfactor/operator_check.h"
 #include "formfactor/patch_tree.h"
 #include "formfactor/sparse_form_factors.h"
 #include "io/radiosity_file.h"
@@ -22,8 +23,9 @@ namespace rad {
 
 // How F is held: every entry (dense); the entries at or above a threshold in CSR, computed without visiting
 // the pairs below it (sparse); or those exact entries and far links that carry the rest (hierarchical,
-// sparse_form_factors.h and far_links.h).
-enum class FormFactorOperator { kDense, kSparse, kHierarchical };
+// sparse_form_factors.h and far_links.h). Auto: dense while it fits in the memory at hand, else
+// FormFactorJobOptions::beyondDense, decided once the patch count is known (FormFactorJob::Prepare).
+enum class FormFactorOperator { kDense, kSparse, kHierarchical, kAuto };
 const char *OperatorName(FormFactorOperator op);
 
 struct FormFactorJobOptions {
@@ -37,9 +39,12 @@ struct FormFactorJobOptions {
   Precision precision = Precision::kDouble;
   Distribution distribution = Distribution::kCyclic;
   bool normalizeRows = false;
-  FormFactorOperator op = FormFactorOperator::kDense;
+  FormFactorOperator op = FormFactorOperator::kAuto;
+  // What auto takes when dense F does not fit: sparse where F is written to a file, hierarchical for `run`.
+  FormFactorOperator beyondDense = FormFactorOperator::kSparse;
   double dropBelow = 1e-6;  // the sparse operator's threshold: a pair is kept when F_ij or F_ji reaches it
   double operatorTolerance = 1e-4;  // the hierarchical operator's: pairs whose bound is below it are far links
+  long long checkRows = 16;  // sparse and hierarchical: rows computed in full to measure the error (0: none)
   std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
   // Outputs (empty = not written).
   std::string output, raw, timings;
@@ -98,17 +103,22 @@ class FormFactorJob {
   std::shared_ptr<PatchTree> tree_;
   std::vector<long long> candidateCounts_;  // per row
   long long candidates_ = 0;
+  OperatorCheck check_;
+  double denseBytesPerRank_ = 0;  // this rank's dense rows of F, for --operator auto's notice
   SparseCounters sparseTotals_;
   std::vector<double> skyViewFactor_;
   struct SparseSummary {
     double droppedMean = 0, droppedMax = 0, skyMin = 0, skyMean = 0, skyMax = 0;
     long long nonzeros = 0;
   } sparseSummary_;
-  void PrepareSparse(long long rank);
+  void PrepareSparse();
+  void PrepareDense();
+  void CheckSparseOptions() const;
+  void ChooseOperator(long long rank, long long size);  // collective: resolves --operator auto
   void RunSparse(const FormFactorOptions &ff);
   void SummariseSparse(const std::vector<double> &rowSums);  // collective
   // The operators that walk the patch tree: sparse and hierarchical.
-  bool Sparse() const { return o_.op != FormFactorOperator::kDense; }
+  bool Sparse() const { return o_.op == FormFactorOperator::kSparse || Hierarchical(); }
   bool Hierarchical() const { return o_.op == FormFactorOperator::kHierarchical; }
   double WalkThreshold() const { return Hierarchical() ? o_.operatorTolerance : o_.dropBelow; }
 };

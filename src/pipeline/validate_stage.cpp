@@ -110,6 +110,7 @@ int RunValidation(ValidateOptions o, Execution &exec) {
 
   // 1. Radiosity: form factors, solve, render (the steps of `run`).
   double begin = Now();
+  o.formFactors.beyondDense = FormFactorOperator::kHierarchical;  // as `run`: no F file here
   FormFactorJob job(o.formFactors, exec);
   job.Run();
   o.solve.backend = o.render.backend = exec.UsedBackend();

@@ -4,7 +4,8 @@
 A job whose F does not fit in the memory a rank may use stops at once on every rank with exit code 2 and one
 line giving the bytes needed and available per rank, leaving nothing in the output folder; a limit of exactly
 the bytes needed lets it run; `--precision float` halves the F memory of `formfactors` and `run`, whose solver
-then works from the float32 rows.
+then works from the float32 rows. These are the checks of the dense operator (`--operator dense`): the
+default, auto, takes a sparse or hierarchical operator where dense F does not fit (test_sparse.py).
 
 Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_MPIEXEC_FLAGS, RAD_SOURCE_DIR).
 
@@ -81,9 +82,9 @@ class MemoryTestCase(CliTestCase):
         out_dir = self.path("%s%d" % (command, ranks or 1))
         os.mkdir(out_dir)
         if command == "formfactors":
-            return out_dir, ["formfactors", "--input", CORNELL_BOX, "--subdiv", "2", "--output",
+            return out_dir, ["formfactors", "--operator", "dense", "--input", CORNELL_BOX, "--subdiv", "2", "--output",
                              os.path.join(out_dir, "F.h5")]
-        return out_dir, ["run", "--input", CORNELL_BOX, "--subdiv", "2", "--output-dir", out_dir,
+        return out_dir, ["run", "--operator", "dense", "--input", CORNELL_BOX, "--subdiv", "2", "--output-dir", out_dir,
                          "--width", "32", "--height", "32"]
 
     def refused(self, args, ranks, out_dir, limit_bytes=None, names=()):
@@ -118,7 +119,8 @@ class TestTooLittleMemory(MemoryTestCase):
                 out_dir = self.path("ff%d" % (ranks or 1))
                 os.mkdir(out_dir)
                 need, _, line = self.refused(
-                    ["formfactors", "--input", CORNELL_BOX, "--subdiv", "4", "--output", os.path.join(out_dir, "F.h5"),
+                    ["formfactors", "--operator", "dense",
+                     "--input", CORNELL_BOX, "--subdiv", "4", "--output", os.path.join(out_dir, "F.h5"),
                      "--raw", os.path.join(out_dir, "F.raw"), "--memory-limit", "16M"],
                     ranks, out_dir, limit_bytes=16 << 20, names=["cornell_box.obj", "--memory-limit"])
                 n = 17 * 4 ** 4
@@ -135,13 +137,15 @@ class TestTooLittleMemory(MemoryTestCase):
                 parent = self.path("parent%d" % (ranks or 1))
                 os.mkdir(parent)
                 # A folder run would create: not created, or removed again.
-                self.refused(["run", "--input", CORNELL_BOX, "--output-dir", os.path.join(parent, "out"),
+                self.refused(["run", "--operator", "dense",
+                              "--input", CORNELL_BOX, "--output-dir", os.path.join(parent, "out"),
                               "--memory-limit", "4MiB"], ranks, parent, limit_bytes=4 << 20,
                              names=["cornell_box.obj"])
                 # A folder that exists stays, empty.
                 existing = self.path("existing%d" % (ranks or 1))
                 os.mkdir(existing)
-                self.refused(["run", "--input", CORNELL_BOX, "--output-dir", existing, "--memory-limit", "4194304"],
+                self.refused(["run", "--operator", "dense",
+                              "--input", CORNELL_BOX, "--output-dir", existing, "--memory-limit", "4194304"],
                              ranks, existing, limit_bytes=4 << 20)
                 self.assertTrue(os.path.isdir(existing))
 
@@ -156,15 +160,16 @@ class TestTooLittleMemory(MemoryTestCase):
                                           names=["F.h5"])
                 self.assertRegex(line, r"a matrix of at most \d+ patches")
                 self.refused(["export", "--formfactors", source, "--format", "raw", "--output",
-                              os.path.join(out_dir, "F.raw"), "--memory-limit", "1M"], ranks, out_dir,
-                             limit_bytes=1 << 20, names=["F.h5"])
+                              os.path.join(out_dir, "F.raw"), "--memory-limit", "256K"], ranks, out_dir,
+                             limit_bytes=256 << 10, names=["F.h5"])
 
     def test_bad_sizes(self):
         out_dir = self.path("out")
         os.mkdir(out_dir)
         for size in ("12X", "0", "-5G", "1.5", "lots"):
             with self.subTest(size=size):
-                proc = test_cli.run(["formfactors", "--input", CORNELL_BOX, "--output", os.path.join(out_dir, "F.h5"),
+                proc = test_cli.run(["formfactors", "--operator", "dense",
+                                     "--input", CORNELL_BOX, "--output", os.path.join(out_dir, "F.h5"),
                                      "--memory-limit", size], None, cwd=self.tmp)
                 self.assertEqual(proc.returncode, 2, describe(proc))
                 lines = program_stderr_lines(proc.stderr)
@@ -206,7 +211,8 @@ class TestAllocationFailure(MemoryTestCase):
                     self.skipTest("this machine has more memory than --subdiv 9 of the Cornell box needs")
                 out_dir = self.path("oom%d" % (ranks or 1))
                 os.mkdir(out_dir)
-                proc, _ = timed_run(["formfactors", "--input", CORNELL_BOX, "--subdiv", str(subdiv), "--output",
+                proc, _ = timed_run(["formfactors", "--operator", "dense",
+                                     "--input", CORNELL_BOX, "--subdiv", str(subdiv), "--output",
                                      os.path.join(out_dir, "F.h5"), "--memory-limit", "1P", "--quiet"], ranks,
                                     self.tmp)
                 self.assertEqual(proc.returncode, 2, describe(proc))
@@ -239,7 +245,8 @@ class TestJustEnoughMemory(MemoryTestCase):
                     self.assertEqual(sorted(os.listdir(out_dir)), expected)
 
     def test_default_limit_is_the_nodes_memory(self):
-        proc = self.rad_ok(["formfactors", "--input", CORNELL_BOX, "--subdiv", "1", "--output", self.path("F.h5")], 2)
+        proc = self.rad_ok(["formfactors", "--operator", "dense",
+                            "--input", CORNELL_BOX, "--subdiv", "1", "--output", self.path("F.h5")], 2)
         _, _, _, limit = progress_of(proc)
         self.assertRegex(limit, r"from the node's available memory \(.*\) shared by 2 rank\(s\)")
 
@@ -281,7 +288,8 @@ class TestFloatHalvesTheMemory(MemoryTestCase):
         # run --precision float keeps F in float32 and solves from it: the same B as solve on that F, and F
         # itself the float64 matrix rounded once.
         out = self.path("run")
-        self.rad_ok(["run", "--input", CORNELL_BOX, "--subdiv", "2", "--output-dir", out, "--precision", "float",
+        self.rad_ok(["run", "--operator", "dense",
+                     "--input", CORNELL_BOX, "--subdiv", "2", "--output-dir", out, "--precision", "float",
                      "--save-formfactors", "--width", "16", "--height", "16", "--quiet"], 2)
         f32 = read_f(os.path.join(out, "radiosity.h5"))
         self.assertEqual(f32.dtype, np.float32)
@@ -296,7 +304,8 @@ class TestFloatHalvesTheMemory(MemoryTestCase):
     def test_float_rows_identical_at_any_rank_count(self):
         # Shadow rays and the pair exchange in float32: the same bits at 1, 2 and 3 ranks, cyclic and block, and
         # those of the float64 matrix rounded once.
-        base = ["formfactors", "--input", test_cli.CORNELL_SPHERE, "--subdiv", "1", "--visibility", "rays",
+        base = ["formfactors", "--operator", "dense",
+                "--input", test_cli.CORNELL_SPHERE, "--subdiv", "1", "--visibility", "rays",
                 "--shadow-rays", "8", "--quiet"]
         reference = read_f(self.formfactors(test_cli.CORNELL_SPHERE, "d", 1,
                                             extra=["--visibility", "rays", "--shadow-rays", "8"]))

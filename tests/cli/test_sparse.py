@@ -20,6 +20,7 @@ Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_sparse.py [-v]
 """
 
 import os
+import re
 import subprocess
 import sys
 
@@ -38,7 +39,8 @@ PATCHES = "600"
 def csr(path):
     with h5py.File(path, "r") as f:
         g = f["formfactors"]
-        out = {k: g[k][:] for k in ("indptr", "indices", "data", "dropped_row_sum", "sky_view_factor")}
+        out = {k: g[k][:] if k in g else None
+               for k in ("indptr", "indices", "data", "dropped_row_sum", "sky_view_factor")}
         out["operator"] = test_cli.attr_str(g.attrs["operator"])
         out["pairs_evaluated"] = float(g.attrs["pairs_evaluated"])
         out["B"] = f["radiosity/B"][:] if "radiosity" in f else None
@@ -100,6 +102,17 @@ class SparseOperatorTest(CliTestCase):
         self.assertLess(abs(c["dropped_row_sum"].mean() - truth.mean()), 0.1 * truth.mean())
         self.assertLess(np.abs(c["dropped_row_sum"] - truth).max(), 0.05)
         np.testing.assert_allclose(c["sky_view_factor"], 1 - S.sum(1) - c["dropped_row_sum"], rtol=0, atol=1e-12)
+        # The operator check (16 rows by default, the middles of 16 equal slices) says the same as the test.
+        checked = [(2 * k + 1) * n // 32 for k in range(16)]
+        error = np.abs(c["dropped_row_sum"][checked] - truth[checked])
+        with h5py.File(self.path("s", "radiosity.h5"), "r") as f:
+            a = f["formfactors"].attrs
+            self.assertEqual(int(a["check_rows"]), 16)
+            self.assertEqual(int(a["check_kept_entries_differing"]), 0)
+            self.assertAlmostEqual(float(a["check_not_kept_mean"]), truth[checked].mean(), delta=1e-12)
+            self.assertAlmostEqual(float(a["check_far_error_mean"]), error.mean(), delta=1e-12)
+            self.assertAlmostEqual(float(a["check_far_error_max"]), error.max(), delta=1e-12)
+            self.assertEqual(int(a["check_far_error_max_row"]), checked[int(np.argmax(error))])
 
     def test_city_past_the_face_pair_lists_with_rays(self):
         """A city of 328 polygons: past 256 the occluders are found with the BVH, and a run of coplanar patches
@@ -165,10 +178,14 @@ class SparseOperatorTest(CliTestCase):
             self.assertIn(w, lines[0])
         self.assertFalse(os.path.exists(self.path("x.h5")))
 
-    def hierarchical_b(self, name, tolerance, ranks=None, extra=()):
+    def hierarchical_b(self, name, tolerance, ranks=None, extra=(), check=None):
         out = self.path(name)
-        self.rad_ok(["run", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
-                     "--operator-tolerance", str(tolerance), "--output-dir", out, "--quiet"] + list(extra), ranks)
+        proc = self.rad_ok(["run", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
+                            "--operator-tolerance", str(tolerance), "--output-dir", out, "--quiet"] + list(extra),
+                           ranks)
+        if check is not None:  # the operator check's line: not kept, far-link error mean and max
+            line = [l for l in (proc.stdout + proc.stderr).splitlines() if "far-link error mean/max" in l][0]
+            check.extend(float(x) for x in line.split("max")[1].split("(")[0].replace("/", " ").split())
         with h5py.File(os.path.join(out, "radiosity.h5"), "r") as f:
             return f["radiosity/B"][:]
 
@@ -176,8 +193,14 @@ class SparseOperatorTest(CliTestCase):
         def rms(b):
             return np.sqrt(((b - self.B) ** 2).mean() / (self.B ** 2).mean())
         sparse = csr(self.sparse_run("s3", 1e-3))["B"]
-        linked = self.hierarchical_b("h3", 1e-3)
+        check = []
+        linked = self.hierarchical_b("h3", 1e-3, check=check)
         self.assertLess(rms(linked), rms(sparse) / 3, (rms(linked), rms(sparse)))
+        # The operator check: the far links carry most of what the exact kernel did not evaluate.
+        not_kept, error_mean, error_max = check
+        self.assertGreater(not_kept, 1e-3)
+        self.assertLess(error_mean, 0.25 * not_kept, check)
+        self.assertGreaterEqual(error_max, error_mean)
         finer = self.hierarchical_b("h4", 1e-4)
         self.assertLess(rms(finer), 1e-3, rms(finer))
         jacobi = ["--solver", "jacobi"]
@@ -196,6 +219,91 @@ class SparseOperatorTest(CliTestCase):
         self.expect_exit_2(hierarchical, ["hierarchical", "file layout"])
         self.expect_exit_2(["run", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
                             "--save-formfactors", "--output-dir", self.path("x.h5")], ["--save-formfactors"])
+
+    def dense_need(self, command_args):
+        """The bytes a rank needs for dense F, from the dense operator's refusal of a 1 KiB limit."""
+        proc = run(command_args + ["--operator", "dense", "--memory-limit", "1K"], cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        return int(re.search(r"need (\d+) bytes per rank", proc.stderr).group(1))
+
+    def test_auto_takes_dense_while_it_fits_and_a_tree_operator_beyond(self):
+        """--operator auto, the default: dense F while it fits in the memory a rank may use; one byte less, and
+        `run` takes the hierarchical operator (nothing dropped), `run --save-formfactors` and `formfactors` the
+        sparse one (written as CSR), each saying so in one line; when neither fits, one error names both."""
+        scene = ["--input", self.city, "--patches", PATCHES, "--quiet"]
+        ff = ["formfactors"] + scene
+        # Room enough: dense, as before.
+        self.rad_ok(ff + ["--output", self.path("auto_dense.h5")])
+        with h5py.File(self.path("auto_dense.h5"), "r") as f:
+            self.assertIn("F", f["formfactors"])
+        # One byte short of dense: sparse, a CSR file.
+        limit = str(self.dense_need(ff + ["--output", self.path("x.h5")]) - 1)
+        proc = self.rad_ok(ff + ["--output", self.path("auto_sparse.h5"), "--memory-limit", limit])
+        notices = [l for l in proc.stderr.splitlines() if "--operator auto" in l]
+        self.assertEqual(len(notices), 1, proc.stderr)
+        self.assertIn("using the sparse operator", notices[0])
+        c = csr(self.path("auto_sparse.h5"))
+        self.assertEqual(c["operator"], "sparse")
+        kept = dense_of(c, self.F.shape[0]) != 0
+        self.assertTrue(np.array_equal(dense_of(c, self.F.shape[0])[kept], self.F[kept]))
+        # `run`: far links, B close to the dense one.
+        run_args = ["run"] + scene + ["--backend", "cpu"]
+        limit = str(self.dense_need(run_args + ["--output-dir", self.path("x.h5")]) - 1)
+        out = self.path("auto_run")
+        proc = self.rad_ok(run_args + ["--output-dir", out, "--memory-limit", limit])
+        self.assertIn("using the hierarchical operator", proc.stderr)
+        with h5py.File(os.path.join(out, "radiosity.h5"), "r") as f:
+            b = f["radiosity/B"][:]
+        self.assertLess(np.sqrt(((b - self.B) ** 2).mean() / (self.B ** 2).mean()), 2e-3)
+        out = self.path("auto_run_saved")
+        proc = self.rad_ok(run_args + ["--output-dir", out, "--memory-limit", limit, "--save-formfactors"])
+        self.assertIn("using the sparse operator", proc.stderr)
+        self.assertEqual(csr(os.path.join(out, "radiosity.h5"))["operator"], "sparse")
+        # Neither fits: one line, both operators' figures.
+        self.expect_exit_2(ff + ["--output", self.path("x.h5"), "--memory-limit", "2M"],
+                           ["not enough memory", "--operator auto", "nor does the sparse operator fit"])
+
+    def test_export_of_a_csr_file_follows_its_entries(self):
+        """`export` keeps a CSR source as CSR: under a memory limit below dense N x N it writes MatrixMarket,
+        PETSc and CSR files holding exactly the source's entries (less those under its own --drop-below, whose
+        dropped sums it reports), and keeps the sparse operator's figures as source_* attributes."""
+        try:
+            import scipy.io
+        except ImportError:
+            self.skipTest("scipy is not installed")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from test_export import read_petsc
+        source = self.sparse_run("ex", 1e-3)
+        c = csr(source)
+        n = self.F.shape[0]
+        S = dense_of(c, n)
+        limit = str(n * n * 8)  # dense F alone: reading it dense (with its buffers) cannot fit, CSR does
+        for ranks in (None, 2):
+            with self.subTest(ranks=ranks or 1):
+                mtx, petsc, out = (self.path("ex%s.%s" % (ranks, ext)) for ext in ("mtx", "petsc", "h5"))
+                for fmt, path in (("mtx", mtx), ("petsc", petsc), ("csr", out)):
+                    self.rad_ok(["export", "--formfactors", source, "--format", fmt, "--output", path,
+                                 "--memory-limit", limit, "--quiet"], ranks)
+                self.assertTrue(np.array_equal(scipy.io.mmread(mtx).toarray(), S))
+                self.assertTrue(np.array_equal(read_petsc(petsc)[0], S))
+                e = csr(out)
+                for key in ("indptr", "indices", "data"):
+                    self.assertTrue(np.array_equal(e[key], c[key]), key)
+                with h5py.File(out, "r") as f:
+                    attrs = f["formfactors"].attrs
+                    self.assertEqual(float(attrs["source_drop_below"]), 1e-3)
+                    self.assertEqual(float(attrs["drop_below"]), 0.0)
+        # The export's own threshold on top: entries under it go, and their sums per row are reported.
+        proc = self.rad_ok(["export", "--formfactors", source, "--format", "csr", "--output", self.path("ex3.h5"),
+                            "--drop-below", "1e-2", "--memory-limit", limit])
+        e = csr(self.path("ex3.h5"))
+        kept = np.where(np.abs(S) >= 1e-2, S, 0.0)
+        self.assertTrue(np.array_equal(dense_of(e, n), kept))
+        self.assertTrue(np.allclose(e["dropped_row_sum"], (S - kept).sum(axis=1), rtol=1e-12, atol=1e-15))
+        self.assertIn("HDF5 CSR", proc.stderr)
+        # Raw is dense: the same limit refuses it, saying so.
+        self.expect_exit_2(["export", "--formfactors", source, "--format", "raw", "--output", self.path("x.h5"),
+                            "--memory-limit", limit], ["not enough memory"])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,36 @@
+// The achieved error of a sparse or hierarchical F, measured rather than bounded: a few rows, evenly spread over
+// the patches, are computed in full by the dense kernel (every entry, exact visibility as configured) and set
+// against what the operator holds for them: its kept entries, which must be the dense kernel's bits, and what it
+// says of the rest of the row (the sparse operator's dropped sum, or the far links' estimate), against the exact
+// sum of the entries it did not keep.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "formfactor/embree_scene.h"
+#include "formfactor/cpu_form_factors.h"
+#include "formfactor/form_factor_rows.h"
+#include "formfactor/geometry.h"
+
+namespace rad {
+
+struct OperatorCheck {
+  long long rows = 0;            // rows checked, over all ranks
+  long long keptMismatches = 0;  // kept entries that are not the dense kernel's (0: they are its bits)
+  // Per checked row: |what the operator says of the entries it did not keep - their exact sum|.
+  double farErrorMean = 0, farErrorMax = 0;
+  long long farErrorMaxRow = -1;
+  double notKeptMean = 0;  // the exact sum of the entries not kept, mean over the checked rows
+};
+
+// The rows checked for `count` rows of n: the middles of `count` equal slices of [0, n), fewer when n is small.
+std::vector<long long> OperatorCheckRows(long long n, long long count);
+
+// Collective over `comm`: each rank computes the checked rows it holds (f's rows: CSR, with or without far
+// links), and the figures are reduced in row order, so they do not depend on the number of ranks.
+OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, const EmbreeScene &embree,
+                                const FormFactorOptions &options, const FormFactorRows &f, long long count);
+
+}  // namespace rad
