@@ -265,6 +265,32 @@ TEST(SparseOperator, NodeMeansAreAreaWeightedMeansOverEachNode) {
   }
 }
 
+// The opened estimate of a node: opening everything gives the point-kernel sum over its patches, computed here
+// patch by patch; opening nothing gives the one cluster estimate; and in between, opening what is wide for its
+// distance lands nearer the sum than the cluster estimate does (summed over every patch and node of a city).
+TEST(SparseOperator, OpenedClusterEstimatesApproachThePatchSum) {
+  const Scene scene = City();
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(2.0));
+  const PatchTree tree = BuildPatchTree(g.patches);
+  double clusterError = 0, openedError = 0;
+  for (size_t i = 0; i < g.patches.size(); i += 7) {
+    const Patch &pi = g.patches[i];
+    for (size_t k = 0; k < tree.nodes.size(); ++k) {
+      const PatchTreeNode &node = tree.nodes[k];
+      double sum = 0;
+      for (int32_t q = node.first; q < node.first + node.count; ++q)
+        sum += PatchEstimate(pi, g.patches[size_t(tree.order[size_t(q)])]);
+      ASSERT_NEAR(OpenedClusterEstimate(g.patches, tree, pi, int32_t(k), 0.0), sum, 1e-12 * (1 + sum));
+      ASSERT_EQ(OpenedClusterEstimate(g.patches, tree, pi, int32_t(k), 1e30), ClusterEstimate(pi, node));
+      if (node.sphere.radius > 0.1 * Length(node.sphere.center - pi.centroid)) continue;  // not skippable
+      clusterError += std::fabs(ClusterEstimate(pi, node) - sum);
+      openedError += std::fabs(OpenedClusterEstimate(g.patches, tree, pi, int32_t(k), 0.05) - sum);
+    }
+  }
+  EXPECT_GT(clusterError, 0);
+  EXPECT_LT(openedError, 0.5 * clusterError);
+}
+
 TEST(SparseOperator, FarLinksCarryWhatTheWalkSkipsOfEachRow) {
   // With far links nothing is dropped: each row's exact entries plus its links' estimates come close to the
   // dense row sum (1 in this closed room, 0 for the boxes' faces on the floor) even where the walk skipped a

@@ -115,7 +115,7 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
             "estimated sum, so nothing is dropped)");
   cmd.add_option("--operator-tolerance", o.operatorTolerance,
                  "The hierarchical operator's threshold: pairs whose bound on F_ij and F_ji is below it are "
-                 "carried by far links (an estimate per node: its projected area and four shadow rays)")
+                 "carried by far links (an estimate per node: its projected area and 16 shadow rays)")
       ->capture_default_str()->check(CLI::Range(1e-15, 0.5));
   cmd.add_option("--drop-below", o.dropBelow,
                  "The sparse operator's threshold: a pair is kept when F_ij or F_ji reaches it and dropped both "

@@ -36,8 +36,12 @@ struct Builder {
     node.first = first;
     node.count = count;
     node.sphere.center = (cornerLo + cornerHi) * 0.5;
+    double area = 0;
+    Vec3 weighted{0, 0, 0};
     for (const int32_t *p = begin; p != end; ++p) {
       const Patch &patch = patches[size_t(*p)];
+      area += patch.area;
+      weighted = weighted + patch.centroid * patch.area;
       for (int k = 0; k < patch.cornerCount; ++k)
         node.sphere.radius = std::max(node.sphere.radius, Length(patch.corners[k] - node.sphere.center));
       node.maxPatchRadius = std::max(node.maxPatchRadius, tree.patchSpheres[size_t(*p)].radius);
@@ -47,6 +51,7 @@ struct Builder {
         node.projectedArea[2 * a + 1] += patch.area * std::max(0.0, -patch.normal[a]);
       }
     }
+    node.areaCentroid = area > 0 ? weighted / area : node.sphere.center;
     if (count > leafSize) {
       int axis = 0;
       for (int a = 1; a < 3; ++a)
@@ -148,7 +153,8 @@ double PatchEstimate(const Patch &i, const Patch &j) {
 }
 
 double ClusterEstimate(const Patch &i, const PatchTreeNode &node) {
-  const Vec3 d = node.sphere.center - i.centroid;
+  // From the area-weighted centre: the kernel's first-order change across the node cancels there.
+  const Vec3 d = node.areaCentroid - i.centroid;
   const double r2 = LengthSquared(d);
   if (r2 <= 0) return 0;
   const Vec3 w = d / std::sqrt(r2);
@@ -159,6 +165,25 @@ double ClusterEstimate(const Patch &i, const PatchTreeNode &node) {
   for (int a = 0; a < 3; ++a)
     projected += std::fabs(w[a]) * node.projectedArea[2 * a + (w[a] > 0 ? 1 : 0)];
   return cosI * projected / (kPi * r2);
+}
+
+double OpenedClusterEstimate(const std::vector<Patch> &patches, const PatchTree &tree, const Patch &i, int32_t node,
+                             double opening) {
+  double sum = 0;
+  std::vector<int32_t> stack{node};
+  while (!stack.empty()) {
+    const PatchTreeNode &n = tree.nodes[size_t(stack.back())];
+    stack.pop_back();
+    if (n.sphere.radius < opening * Length(n.sphere.center - i.centroid)) {
+      sum += ClusterEstimate(i, n);
+    } else if (n.IsLeaf()) {
+      for (int32_t q = 0; q < n.count; ++q) sum += PatchEstimate(i, patches[size_t(tree.order[size_t(n.first + q)])]);
+    } else {
+      stack.push_back(n.right);
+      stack.push_back(n.left);
+    }
+  }
+  return sum;
 }
 
 }  // namespace rad

@@ -8,8 +8,9 @@
 //    node's largest patch at the node's nearest point, not that of the whole node: a far node of many small
 //    patches is skipped even when its sum is not small); or, smaller where the cosines are, the kernel
 //    cos_i cos_j / (pi r^2) at its largest over the two times the larger area;
-//  - an estimate of sum_j F_ij over the node (ClusterEstimate): the point-to-point kernel at the centres with
-//    the node's projected area, without occlusion, as hierarchical radiosity's clusters do.
+//  - an estimate of sum_j F_ij over the node (ClusterEstimate): the point-to-point kernel from patch i's centroid
+//    to the node's area-weighted centre with the node's projected area, without occlusion, as hierarchical
+//    radiosity's clusters do.
 // The sparse operator (sparse_form_factors.h) skips a node whose bound is below its drop threshold: every
 // entry in it would have been dropped anyway, so the cost follows the entries kept, not N^2.
 #pragma once
@@ -32,6 +33,7 @@ struct PatchTreeNode {
   double maxPatchArea = 0;        // and of its patches' areas
   // sum over the node's patches of A_j max(0, +-n_j.axis): +x, -x, +y, -y, +z, -z
   double projectedArea[6] = {0, 0, 0, 0, 0, 0};
+  Vec3 areaCentroid{0, 0, 0};     // the area-weighted mean of its patches' centroids
   int32_t first = 0, count = 0;  // its patches: PatchTree::order[first, first + count)
   int32_t left = -1, right = -1;  // children, -1 for a leaf
   bool IsLeaf() const { return left < 0; }
@@ -66,5 +68,11 @@ double PatchEstimate(const Patch &i, const Patch &j);
 
 // sum over j in `node` of F_ij, estimated from the centres without occlusion (0 when the node is behind i).
 double ClusterEstimate(const Patch &i, const PatchTreeNode &node);
+
+// sum_j F_ij over node `node` of `tree` estimated as above, but opening every node whose sphere is larger than
+// `opening` times its distance from patch i (down to single patches at the leaves): the cluster estimate is
+// the kernel at one point, and across a node seen under a wide angle the kernel changes by order one.
+double OpenedClusterEstimate(const std::vector<Patch> &patches, const PatchTree &tree, const Patch &i, int32_t node,
+                             double opening);
 
 }  // namespace rad

@@ -51,8 +51,14 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
   }
 }
 
-// Shadow rays that estimate the visible share of a skipped node.
-constexpr int32_t kNodeVisibilitySamples = 4;
+// Shadow rays that estimate the visible share of a skipped node (16 rather than 4 took a fifth off the far-link
+// error on an 8 x 8 city, at 1.5 % of the time).
+constexpr int32_t kNodeVisibilitySamples = 16;
+// A skipped node's estimate opens the nodes inside it that are wider than this share of their distance
+// (OpenedClusterEstimate): one cluster estimate over a node seen under a wide angle was the largest error of
+// the far links. At 0.1 the operator check's mean error fell 3.7x on a 12 x 12 city (N = 15020) and B came
+// within 7.4e-4 of the dense B (1.9e-3 before), at the same time; 0.5 gained nothing.
+constexpr double kOpening = 0.1;
 
 }  // namespace
 
@@ -103,9 +109,11 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         columns[size_t(k++)] = j;
       };
       auto skipNode = [&](const PatchTreeNode &node) {
-        // The cluster estimate times the share of a few of its patches (spread along the node's range, which
-        // follows the tree's splits) that face patch i and whose centroid its centroid sees.
-        const double estimate = ClusterEstimate(pi, node);
+        // The cluster estimate (opened where the node is wide for its distance) times the share of a few of its
+        // patches (spread along the node's range, which follows the tree's splits) that face patch i and whose
+        // centroid its centroid sees.
+        const double estimate = OpenedClusterEstimate(g.patches, tree, pi, int32_t(&node - tree.nodes.data()),
+                                                      kOpening);
         if (estimate > 0) {
           const int32_t samples = std::min<int32_t>(kNodeVisibilitySamples, node.count);
           int facing = 0, seen = 0;
