@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "io/far_links_hdf5.h"
 #include "util/agree.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
@@ -10,29 +11,6 @@
 namespace rad {
 
 namespace {
-
-H5Handle Create1d(hid_t group, const char *name, hid_t fileType, long long length) {
-  const hsize_t dims[1] = {hsize_t(length)};
-  H5Handle space(RAD_H5(H5Screate_simple(1, dims, nullptr)));
-  return H5Handle(RAD_H5(H5Dcreate2(group, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
-}
-
-// Collective write of elements [start, start + count) of a 1-D dataset (count may be 0 on some ranks).
-void Write1d(hid_t dset, long long start, long long count, const void *data, hid_t memType) {
-  H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
-  const hsize_t memDims[1] = {hsize_t(std::max<long long>(count, 1))};
-  H5Handle memSpace(RAD_H5(H5Screate_simple(1, memDims, nullptr)));
-  if (count > 0) {
-    const hsize_t s[1] = {hsize_t(start)}, c[1] = {hsize_t(count)};
-    RAD_H5(H5Sselect_hyperslab(fileSpace, H5S_SELECT_SET, s, nullptr, c, nullptr));
-  } else {
-    RAD_H5(H5Sselect_none(fileSpace));
-    RAD_H5(H5Sselect_none(memSpace));
-  }
-  H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
-  RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
-  RAD_H5(H5Dwrite(dset, memType, memSpace, fileSpace, dxpl, data));
-}
 
 // Dimensions of a dataset, or an InputError naming it.
 std::vector<hsize_t> Dims(hid_t file, const std::string &path, const char *name, H5T_class_t wantClass,
@@ -147,6 +125,7 @@ void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const FormFactorRows &f, con
                else values.push_back(f.f64[size_t(k)]);
              }
            });
+  if (!f.links.Empty()) WriteFarLinks(comm, file, f);
 }
 
 CsrLayout InspectCsr(hid_t file, const std::string &path, long long n) {
@@ -173,6 +152,7 @@ CsrLayout InspectCsr(hid_t file, const std::string &path, long long n) {
   H5Handle data(RAD_H5(H5Dopen2(file, "/formfactors/data", H5P_DEFAULT)));
   H5Handle type(RAD_H5(H5Dget_type(data)));
   layout.dataIsFloat = H5Tget_size(type) <= 4;
+  layout.linkPtr = InspectFarLinks(file, path, n);
   return layout;
 }
 
@@ -198,33 +178,10 @@ void ForEachStoredEntry(MPI_Comm comm, hid_t file, const std::string &path, cons
   for (const auto &[begin, end] : RowBlocks(comm, (long long)rows.size(), n, kExportBlockEntries)) {
     // The union of this block's rows as runs of entries (adjacent rows merge: a block of rows is one run).
     H5Handle fileSpace(RAD_H5(H5Dget_space(indices)));
-    long long entries = 0, runStart = -1, runEnd = -1;
-    bool any = false;
-    auto flush = [&] {
-      if (runEnd <= runStart) return;
-      const hsize_t s[1] = {hsize_t(runStart)}, c[1] = {hsize_t(runEnd - runStart)};
-      RAD_H5(H5Sselect_hyperslab(fileSpace, any ? H5S_SELECT_OR : H5S_SELECT_SET, s, nullptr, c, nullptr));
-      any = true;
-    };
-    for (long long k = begin; k < end; ++k) {
-      const size_t i = size_t(rows[size_t(k)]);
-      const long long a = ptr[i], b = ptr[i + 1];
-      entries += b - a;
-      if (a == runEnd) {
-        runEnd = b;
-      } else {
-        flush();
-        runStart = a;
-        runEnd = b;
-      }
-    }
-    flush();
+    const long long entries = SelectRowRuns(fileSpace, ptr, rows.data() + begin, size_t(end - begin));
     const hsize_t memDims[1] = {hsize_t(std::max<long long>(entries, 1))};
     H5Handle memSpace(RAD_H5(H5Screate_simple(1, memDims, nullptr)));
-    if (!any) {
-      RAD_H5(H5Sselect_none(fileSpace));
-      RAD_H5(H5Sselect_none(memSpace));
-    }
+    if (entries == 0) RAD_H5(H5Sselect_none(memSpace));
     columns.resize(size_t(std::max<long long>(entries, 1)));
     RAD_H5(H5Dread(indices, H5T_NATIVE_LLONG, memSpace, fileSpace, dxpl, columns.data()));
     if (asFloat) {

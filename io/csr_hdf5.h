@@ -32,6 +32,7 @@ void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const ExportRows &rows, cons
 struct CsrLayout {
   std::vector<long long> indptr;  // N + 1
   bool dataIsFloat = false;       // data stored in 4 bytes (read as float32, as stored)
+  std::vector<long long> linkPtr;  // N + 1 when the file holds far links (far_links_hdf5.h), else empty
 };
 
 // One process (a serially opened file): checks /formfactors/indptr, indices and data for `n` patches (shapes,

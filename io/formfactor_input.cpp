@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "io/csr_hdf5.h"
+#include "io/far_links_hdf5.h"
 #include "io/hdf5_util.h"
 #include "io/matrix_market.h"
 #include "io/petsc_binary.h"
@@ -133,9 +134,21 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
     csr.dataIsFloat = storedAsFloat != 0;
     csr.indptr.resize(size_t(n) + 1);
     RAD_MPI(MPI_Bcast(csr.indptr.data(), int(csr.indptr.size()), MPI_LONG_LONG, 0, comm));
+    int links = csr.linkPtr.empty() ? 0 : 1;
+    RAD_MPI(MPI_Bcast(&links, 1, MPI_INT, 0, comm));
+    if (links) {
+      csr.linkPtr.resize(size_t(n) + 1);
+      RAD_MPI(MPI_Bcast(csr.linkPtr.data(), int(csr.linkPtr.size()), MPI_LONG_LONG, 0, comm));
+      if (!keepCsr)
+        throw InputError(path + ": the hierarchical operator's F (CSR entries and far links): only `solve` and "
+                         "`run` read it; its entries alone would leave out the far field");
+    }
     if (keepCsr) {
-      read.storedEntries = 0;
-      for (long long i : in.f.rows) read.storedEntries += csr.indptr[size_t(i) + 1] - csr.indptr[size_t(i)];
+      read.storedEntries = 0;  // entries and far links alike: a value and an index each
+      for (long long i : in.f.rows) {
+        read.storedEntries += csr.indptr[size_t(i) + 1] - csr.indptr[size_t(i)];
+        if (links) read.storedEntries += csr.linkPtr[size_t(i) + 1] - csr.linkPtr[size_t(i)];
+      }
     }
   }
   if (beforeReading) beforeReading(read);
@@ -145,7 +158,10 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
   H5Handle file(RAD_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl)));
   if (sparse) {
     in.layout = "HDF5 CSR";
-    if (keepCsr) ReadCsrRowsAsCsr(comm, file, path, csr, in.f);
+    if (keepCsr) {
+      ReadCsrRowsAsCsr(comm, file, path, csr, in.f);
+      if (!csr.linkPtr.empty()) ReadFarLinks(comm, file, path, csr.linkPtr, in.patches, in.f);
+    }
     else ReadCsrRows(comm, file, path, csr, n, in.f.rows, in.f.f64, in.f.f32);
     return in;
   }

@@ -1,6 +1,56 @@
 #include "io/hdf5_util.h"
 
+#include <algorithm>
+
 namespace rad {
+
+H5Handle Create1d(hid_t group, const char *name, hid_t fileType, long long length) {
+  const hsize_t dims[1] = {hsize_t(length)};
+  H5Handle space(RAD_H5(H5Screate_simple(1, dims, nullptr)));
+  return H5Handle(RAD_H5(H5Dcreate2(group, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+}
+
+void Write1d(hid_t dset, long long start, long long count, const void *data, hid_t memType) {
+  H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
+  const hsize_t memDims[1] = {hsize_t(std::max<long long>(count, 1))};
+  H5Handle memSpace(RAD_H5(H5Screate_simple(1, memDims, nullptr)));
+  if (count > 0) {
+    const hsize_t s[1] = {hsize_t(start)}, c[1] = {hsize_t(count)};
+    RAD_H5(H5Sselect_hyperslab(fileSpace, H5S_SELECT_SET, s, nullptr, c, nullptr));
+  } else {
+    RAD_H5(H5Sselect_none(fileSpace));
+    RAD_H5(H5Sselect_none(memSpace));
+  }
+  H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
+  RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+  RAD_H5(H5Dwrite(dset, memType, memSpace, fileSpace, dxpl, data));
+}
+
+long long SelectRowRuns(hid_t fileSpace, const std::vector<long long> &ptr, const long long *rows, size_t count) {
+  long long elements = 0, runStart = -1, runEnd = -1;
+  bool any = false;
+  auto flush = [&] {
+    if (runEnd <= runStart) return;
+    const hsize_t s[1] = {hsize_t(runStart)}, c[1] = {hsize_t(runEnd - runStart)};
+    RAD_H5(H5Sselect_hyperslab(fileSpace, any ? H5S_SELECT_OR : H5S_SELECT_SET, s, nullptr, c, nullptr));
+    any = true;
+  };
+  for (size_t k = 0; k < count; ++k) {
+    const size_t i = size_t(rows[k]);
+    const long long a = ptr[i], b = ptr[i + 1];
+    elements += b - a;
+    if (a == runEnd) {
+      runEnd = b;
+    } else {
+      flush();
+      runStart = a;
+      runEnd = b;
+    }
+  }
+  flush();
+  if (!any) RAD_H5(H5Sselect_none(fileSpace));
+  return elements;
+}
 
 void WriteStringAttribute(hid_t object, const std::string &name, const std::string &value) {
   H5Handle type(RAD_H5(H5Tcopy(H5T_C_S1)));

@@ -48,6 +48,16 @@ void WriteStringAttribute(hid_t object, const std::string &name, const std::stri
 void WriteDoubleAttribute(hid_t object, const std::string &name, double value);
 void WriteIntAttribute(hid_t object, const std::string &name, long long value);
 
+// A 1-D dataset of `length` elements of `fileType` in `group`.
+H5Handle Create1d(hid_t group, const char *name, hid_t fileType, long long length);
+// Collective (the file opened for MPI I/O): elements [start, start + count) of a 1-D dataset from `data` (count
+// may be 0 on some ranks).
+void Write1d(hid_t dset, long long start, long long count, const void *data, hid_t memType);
+
+// Selects in the 1-D `fileSpace` the union of the runs [ptr[i], ptr[i + 1]) of rows i = rows[0 .. count) (CSR-like
+// row pointers; adjacent runs merge into one) and returns the elements selected; none when that is 0.
+long long SelectRowRuns(hid_t fileSpace, const std::vector<long long> &ptr, const long long *rows, size_t count);
+
 bool HasAttribute(hid_t object, const std::string &name);
 // Throw InputError (without the file's name: callers add it) if the attribute has an unreadable type.
 std::string ReadStringAttribute(hid_t object, const std::string &name);

@@ -33,7 +33,7 @@ for city in $cities; do
     dir="$out/$city-$op"
     args=(run --input "$out/$city.obj" --max-patch-size "$size" --visibility "$visibility" --operator "$op"
           --drop-below "$eps" --operator-tolerance "$eps" --output-dir "$dir" --quiet)
-    [ "$op" = hierarchical ] || args+=(--save-formfactors)  # far links have no file layout
+    [ "$op" = hierarchical ] || args+=(--save-formfactors)  # the table reads sparse and dense F from the file
     if [ "$op" = dense ] && [ -f "$out/$city-sparse/radiosity.h5" ]; then
       n=$(/usr/bin/python3 -c "import h5py;print(h5py.File('$out/$city-sparse/radiosity.h5','r')['patches/area'].shape[0])")
       [ "$n" -le "$dense_max" ] || { printf "%-8s %-7s %8s %9s\n" "$city" dense "$n" "skipped (DENSE_MAX $dense_max)"; continue; }

@@ -81,13 +81,20 @@ void PrintFormFactorSummary(const RadiosityFileReader &file) {
   }
 }
 
-// A CSR matrix of `export --format csr`: its size and what the export recorded.
+// A CSR matrix (the sparse or hierarchical operator's, or `export --format csr`): its size, its far links if
+// any, and what its writer recorded.
 void PrintCsrSummary(const RadiosityFileReader &file) {
   const long long n = file.PatchCount();
   const std::vector<double> indptr = file.ReadDoubles("/formfactors/indptr");
   const long long nnz = indptr.empty() ? 0 : (long long)indptr.back();
-  std::printf("formfactors (CSR): %lld x %lld, %lld nonzeros (%.3g %%)\n", n, n, nnz,
+  const bool links = file.Has("/formfactors/link_ptr");
+  std::printf("formfactors (CSR%s): %lld x %lld, %lld nonzeros (%.3g %%)", links ? " and far links" : "", n, n, nnz,
               n > 0 ? 100.0 * double(nnz) / (double(n) * double(n)) : 0.0);
+  if (links) {
+    const std::vector<double> linkPtr = file.ReadDoubles("/formfactors/link_ptr");
+    std::printf(", %lld far links", linkPtr.empty() ? 0LL : (long long)linkPtr.back());
+  }
+  std::printf("\n");
   for (const auto &[k, v] : file.DatasetAttributes("/formfactors")) std::printf("  %s = %s\n", k.c_str(), OneLine(v).c_str());
 }
 

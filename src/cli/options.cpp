@@ -107,12 +107,11 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
             {{"auto", FormFactorOperator::kAuto}, {"dense", FormFactorOperator::kDense},
              {"sparse", FormFactorOperator::kSparse}, {"hierarchical", FormFactorOperator::kHierarchical}},
             "How F is computed and held: auto (the default: dense while it fits in the memory a rank may use, "
-            "else hierarchical for `run` and sparse where F is written, said in one line); dense (every entry, "
-            "N^2 memory); sparse (CSR: only the pairs with F_ij "
-            "or F_ji at or above --drop-below, found without visiting the others, so the cost follows the "
-            "entries kept; block rows, CPU cores); hierarchical (`run` only: the pairs whose bound reaches "
-            "--operator-tolerance exactly, and the rest through far links to tree nodes that carry their "
-            "estimated sum, so nothing is dropped)");
+            "else hierarchical for `run` and sparse for `formfactors`, said in one line); dense (every entry, "
+            "N^2 memory); sparse (CSR: only the pairs with F_ij or F_ji at or above --drop-below, found without "
+            "visiting the others, so the cost follows the entries kept; block rows, CPU cores); hierarchical "
+            "(the pairs whose bound reaches --operator-tolerance exactly, and the rest through far links to tree "
+            "nodes that carry their estimated sum, so nothing is dropped; its file is read by `solve` only)");
   cmd.add_option("--operator-tolerance", o.operatorTolerance,
                  "The hierarchical operator's threshold: pairs whose bound on F_ij and F_ji is below it are "
                  "carried by far links (an estimate per node: its projected area and 16 shadow rays)")

@@ -19,7 +19,9 @@ CommandRunner AddRunCommand(CLI::App &app) {
   cmd->add_option("--output-dir", o->outputDir,
                   "Folder for radiosity.h5, image.png, image.exr, timings.json, summary.txt (created if missing)")
       ->required();
-  cmd->add_flag("--save-formfactors", o->saveFormFactors, "Also store F (/formfactors/F) in radiosity.h5");
+  cmd->add_flag("--save-formfactors", o->saveFormFactors,
+                "Also store F in radiosity.h5 (/formfactors/F, or CSR with the sparse operator, and far links with "
+                "the hierarchical one)");
   cmd->add_flag("--raw", o->raw, "Also write F as the reference paper's raw file `formfactors` in the folder");
   cmd->add_flag("--ply", o->ply, "Also write radiosity.ply: the patch mesh with per-vertex radiance");
   AddSolveStepOptions(*cmd, o->solve);

@@ -106,6 +106,10 @@ int RunExportJob(const ExportJobOptions &o) {
     CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, Distribution::kBlock, buffers, memory)(read);
   };
   FormFactorInput in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, Distribution::kBlock, checkMemory, keepCsr);
+  if (!in.f.links.Empty())
+    throw InputError(o.formfactors + ": the hierarchical operator's F: its far links have no place in a matrix "
+                     "file, and its entries alone would leave out the far field; compute F with --operator sparse "
+                     "(or dense) to export it");
   const long long n = in.PatchCount();
   const ExportRows rows = SparseView(in.f, BlockBegin(n, rank, WorldSize()), o.dropBelow);
   const RowCounts counts = CountRows(rows);

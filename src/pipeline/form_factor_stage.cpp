@@ -46,9 +46,6 @@ void FormFactorJob::CheckSparseOptions() const {
                      "(use --operator dense for --raw)");
   if (!(o_.dropBelow > 0 && o_.dropBelow < 1))
     throw InputError("--drop-below must be in (0, 1) for the sparse operator");
-  if (Hierarchical() && !o_.output.empty())
-    throw InputError("the hierarchical operator's far links have no file layout yet: use it with `run` "
-                     "(without --save-formfactors), or write --operator sparse or dense F");
 }
 
 // Polygons passing through each other are a mesh problem the user should know of: how many pairs, and the first
@@ -415,7 +412,8 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.numbers["overlapping_polygon_pairs"] = double(geometry_.interpenetrations.overlapPairCount);
   a.strings["operator"] = OperatorName(o_.op);
   if (!Sparse()) return writer.WriteFormFactors(f_, a);
-  a.numbers["drop_below"] = o_.dropBelow;
+  if (Hierarchical()) a.numbers["operator_tolerance"] = o_.operatorTolerance;
+  else a.numbers["drop_below"] = o_.dropBelow;
   a.numbers["nonzeros"] = double(sparseSummary_.nonzeros);
   a.numbers["pairs_evaluated"] = double(sparseTotals_.pairsEvaluated);
   a.numbers["candidates"] = double(sparseTotals_.candidates);
@@ -435,9 +433,13 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
     a.numbers["check_far_error_max_row"] = double(check_.farErrorMaxRow);
   }
   a.strings["dropped_row_sum"] =
-      "per row, the entries left out: those evaluated and below --drop-below both ways (exact), the patches "
-      "skipped by their bound (point kernel at the centroids, one shadow ray between them) and the tree nodes "
-      "skipped (cluster estimate from their centres, times the visible share of four of their patches)";
+      Hierarchical()
+          ? "per row, 0: the hierarchical operator drops nothing; what its walk skips is in the far links "
+            "(link_ptr, link_target, link_value)"
+          : "per row, the entries left out: those evaluated and below --drop-below both ways (exact), the patches "
+            "skipped by their bound (point kernel at the centroids, one shadow ray between them) and the tree nodes "
+            "skipped (cluster estimate from their area-weighted centres, opened where wide for their distance, "
+            "times the visible share of 16 of their patches)";
   WriteCsrFormFactors(MPI_COMM_WORLD, writer.File(), f_, skyViewFactor_, a);
 }
 

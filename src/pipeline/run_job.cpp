@@ -52,11 +52,8 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   const std::string radiosityPath = In(o.outputDir, "radiosity.h5");
   const bool quiet = exec.Quiet();
 
-  if (o.saveFormFactors && o.formFactors.op == FormFactorOperator::kHierarchical)
-    throw InputError("--save-formfactors: the hierarchical operator's far links have no file layout yet (use "
-                     "--operator sparse or dense to save F)");
-  // Beyond dense, `run` takes the far links (nothing dropped), unless F is to be saved (they have no file yet).
-  o.formFactors.beyondDense = o.saveFormFactors ? FormFactorOperator::kSparse : FormFactorOperator::kHierarchical;
+  // Beyond dense, `run` takes the far links: nothing dropped.
+  o.formFactors.beyondDense = FormFactorOperator::kHierarchical;
   FormFactorJob job(o.formFactors, exec);
   job.Run();
   o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job

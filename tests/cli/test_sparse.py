@@ -214,11 +214,56 @@ class SparseOperatorTest(CliTestCase):
         self.expect_exit_2(base + ["--normalize-rows"], ["--normalize-rows"])
         self.expect_exit_2(base + ["--drop-below", "0"], ["--drop-below"])
         self.expect_exit_2(base + ["--memory-limit", "1M"], ["not enough memory", "sparse operator", "--drop-below"])
-        hierarchical = ["formfactors", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
-                        "--output", self.path("x.h5")]
-        self.expect_exit_2(hierarchical, ["hierarchical", "file layout"])
-        self.expect_exit_2(["run", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
-                            "--save-formfactors", "--output-dir", self.path("x.h5")], ["--save-formfactors"])
+
+    def test_hierarchical_file_is_solved_as_run_solves_it(self):
+        """`formfactors --operator hierarchical` writes the CSR entries and the far links (link_ptr, link_target,
+        link_value); their row sums are the dense rows' within the links' error; `solve` reads both back and gives
+        run's hierarchical B bit for bit (Gauss-Seidel on one rank, Jacobi on 1 and 2); export and the dense
+        readers refuse the file rather than leave out the far field."""
+        ff = self.path("h.h5")
+        self.rad_ok(["formfactors", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
+                     "--output", ff, "--quiet"])
+        n = self.F.shape[0]
+        with h5py.File(ff, "r") as f:
+            g = f["formfactors"]
+            self.assertEqual(test_cli.attr_str(g.attrs["operator"]), "hierarchical")
+            ptr, target, value = g["link_ptr"][:], g["link_target"][:], g["link_value"][:]
+            self.assertEqual(len(ptr), n + 1)
+            self.assertEqual(ptr[-1], len(target))
+            self.assertEqual(int(g.attrs["far_links"]), len(target))
+            self.assertGreater(len(target), 0)
+            self.assertTrue(np.all(target < int(g.attrs["tree_nodes"])) and np.all(target >= -n))
+            self.assertTrue(np.all(value > 0))
+            data, indptr = g["data"][:], g["indptr"][:]
+        near = np.array([data[indptr[i]:indptr[i + 1]].sum() for i in range(n)])
+        far = np.array([value[ptr[i]:ptr[i + 1]].sum() for i in range(n)])
+        exact = self.F.sum(1)
+        self.assertLess(np.abs(near + far - exact).mean(), 0.1 * np.abs(exact - near).mean())
+        # `solve` on the file, against `run` with the same operator.
+        run_b = self.hierarchical_b("hr", 1e-4)
+        out = self.path("hs.h5")
+        proc = self.rad_ok(["solve", "--formfactors", ff, "--output", out, "--quiet"])
+        with h5py.File(out, "r") as f:
+            self.assertTrue(np.array_equal(f["radiosity/B"][:], run_b))
+        jacobi = self.hierarchical_b("hrj", 1e-4, extra=["--solver", "jacobi"])
+        for ranks in (None, 2):
+            out = self.path("hsj%s.h5" % ranks)
+            self.rad_ok(["solve", "--formfactors", ff, "--output", out, "--solver", "jacobi", "--quiet"], ranks)
+            with h5py.File(out, "r") as f:
+                self.assertTrue(np.array_equal(f["radiosity/B"][:], jacobi), "ranks %s" % ranks)
+        # `run --save-formfactors` writes the same operator beside B.
+        saved = self.path("hsave")
+        self.rad_ok(["run", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
+                     "--save-formfactors", "--output-dir", saved, "--quiet"])
+        with h5py.File(os.path.join(saved, "radiosity.h5"), "r") as f, h5py.File(ff, "r") as h:
+            for key in ("indptr", "indices", "data", "link_ptr", "link_target", "link_value"):
+                self.assertTrue(np.array_equal(f["formfactors"][key][:], h["formfactors"][key][:]), key)
+            self.assertTrue(np.array_equal(f["radiosity/B"][:], run_b))
+        for fmt in ("csr", "raw"):
+            self.expect_exit_2(["export", "--formfactors", ff, "--format", fmt, "--output", self.path("x.h5")],
+                               ["far field"])
+        self.assertIn("CSR and far links", self.rad_ok(["info", ff]).stdout)
+        self.assertIn("%d far links" % len(target), self.rad_ok(["info", ff]).stdout)
 
     def dense_need(self, command_args):
         """The bytes a rank needs for dense F, from the dense operator's refusal of a 1 KiB limit."""
@@ -228,7 +273,7 @@ class SparseOperatorTest(CliTestCase):
 
     def test_auto_takes_dense_while_it_fits_and_a_tree_operator_beyond(self):
         """--operator auto, the default: dense F while it fits in the memory a rank may use; one byte less, and
-        `run` takes the hierarchical operator (nothing dropped), `run --save-formfactors` and `formfactors` the
+        `run` takes the hierarchical operator (nothing dropped; saved with its far links), `formfactors` the
         sparse one (written as CSR), each saying so in one line; when neither fits, one error names both."""
         scene = ["--input", self.city, "--patches", PATCHES, "--quiet"]
         ff = ["formfactors"] + scene
@@ -257,8 +302,8 @@ class SparseOperatorTest(CliTestCase):
         self.assertLess(np.sqrt(((b - self.B) ** 2).mean() / (self.B ** 2).mean()), 2e-3)
         out = self.path("auto_run_saved")
         proc = self.rad_ok(run_args + ["--output-dir", out, "--memory-limit", limit, "--save-formfactors"])
-        self.assertIn("using the sparse operator", proc.stderr)
-        self.assertEqual(csr(os.path.join(out, "radiosity.h5"))["operator"], "sparse")
+        self.assertIn("using the hierarchical operator", proc.stderr)
+        self.assertEqual(csr(os.path.join(out, "radiosity.h5"))["operator"], "hierarchical")
         # Neither fits: one line, both operators' figures.
         self.expect_exit_2(ff + ["--output", self.path("x.h5"), "--memory-limit", "2M"],
                            ["not enough memory", "--operator auto", "nor does the sparse operator fit"])

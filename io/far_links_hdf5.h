@@ -1,0 +1,35 @@
+// The hierarchical operator's far links in the project's HDF5 file, beside its CSR entries (CONTRACTS.md):
+//   /formfactors/link_ptr    int64 [N+1]  row i's links are link_ptr[i] .. link_ptr[i+1]-1
+//   /formfactors/link_target int32 [L]    >= 0: a node of the patch tree BuildPatchTree makes of /patches
+//                                         (median splits, leaves of 8); < 0: patch -(t+1)
+//   /formfactors/link_value  float64 [L]  the estimated sum of the row's F over the target's patches
+// and the attributes far_links (L) and tree_nodes. The tree is not stored: the same patches give the same tree,
+// and the reader checks its node count. B reaches row i through a link as the area-weighted mean of B over the
+// target's patches (far_links.h).
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "formfactor/form_factor_rows.h"
+#include "io/hdf5_util.h"
+#include "scene/patch.h"
+
+namespace rad {
+
+// Collective: f's far links (block rows, as its CSR rows) into the existing /formfactors group of `file`.
+void WriteFarLinks(MPI_Comm comm, hid_t file, const FormFactorRows &f);
+
+// One process: whether the file's /formfactors holds far links, and if so link_ptr, checked against `n` patches
+// and the lengths of link_target and link_value (InputError naming `path`); empty when there are none.
+std::vector<long long> InspectFarLinks(hid_t file, const std::string &path, long long n);
+
+// Collective: the far links of f.rows (any distribution) from `linkPtr` (InspectFarLinks, on every rank), with
+// the tree rebuilt from `patches` and their areas. A target outside the tree or the patches, a value that is not
+// finite, or a tree of another size is an InputError naming `path` on every rank.
+void ReadFarLinks(MPI_Comm comm, hid_t file, const std::string &path, const std::vector<long long> &linkPtr,
+                  const std::vector<Patch> &patches, FormFactorRows &f);
+
+}  // namespace rad
