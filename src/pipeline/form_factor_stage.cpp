@@ -140,6 +140,7 @@ void FormFactorJob::Prepare() {
 // under --quiet, since it changes what is computed). When neither fits, the dense check's message says so,
 // with the other's.
 void FormFactorJob::ChooseOperator(long long rank, long long size) {
+  RankMemoryLimit(MPI_COMM_WORLD, o_.memoryLimit);  // a bad --memory-limit is its own error, said once
   o_.op = FormFactorOperator::kDense;
   f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
   std::string denseRefusal;
