@@ -140,8 +140,8 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
       csr.linkPtr.resize(size_t(n) + 1);
       RAD_MPI(MPI_Bcast(csr.linkPtr.data(), int(csr.linkPtr.size()), MPI_LONG_LONG, 0, comm));
       if (!keepCsr)
-        throw InputError(path + ": the hierarchical operator's F (CSR entries and far links): only `solve` and "
-                         "`run` read it; its entries alone would leave out the far field");
+        throw InputError(path + ": the hierarchical operator's F (CSR entries and far links) is read as CSR only "
+                         "(`solve`; `export` to mtx, petsc or csr): its entries alone would leave out the far field");
     }
     if (keepCsr) {
       read.storedEntries = 0;  // entries and far links alike: a value and an index each

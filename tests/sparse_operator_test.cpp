@@ -265,6 +265,49 @@ TEST(SparseOperator, NodeMeansAreAreaWeightedMeansOverEachNode) {
   }
 }
 
+// Spreading far links into entries keeps what a row does to any B: the expanded row times x equals the entries
+// times x plus each link's value times the area-weighted mean of x over its target (as the solver reads it).
+TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
+  const Scene scene = RoomWithBoxes();
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.7));
+  const long long n = (long long)g.patches.size();
+  FormFactorRows f;
+  f.n = n;
+  f.rows = {0, 3, 7};
+  f.storage = Storage::kCsr;
+  f.indptr = {0, 2, 2, 3};
+  f.columns = {1, 5, 2};
+  f.f64 = {0.1, 0.2, 0.3};
+  f.links.tree = std::make_shared<PatchTree>(BuildPatchTree(g.patches, 4));
+  for (const Patch &p : g.patches) f.links.area.push_back(p.area);
+  const int32_t nodes = int32_t(f.links.tree->nodes.size());
+  f.links.ptr = {0, 2, 4, 5};
+  f.links.target = {1, -(5 + 1), nodes - 1, 2, -(1 + 1)};  // nodes, and single patches (5: already an entry)
+  f.links.value = {0.05, 0.01, 0.02, 0.04, 0.03};
+  const FormFactorRows before = f;
+  std::vector<double> x(static_cast<size_t>(n));
+  for (size_t j = 0; j < x.size(); ++j) x[j] = std::cos(double(j) * 0.91) + 1.5;
+  std::vector<double> means;
+  NodeMeans(f.links, x.data(), means);
+  std::vector<long long> bounds = ExpandedEntryBounds(f);
+  ExpandFarLinks(f);
+  EXPECT_TRUE(f.links.Empty());
+  for (size_t r = 0; r < f.RowCount(); ++r) {
+    double expected = 0, got = 0;
+    for (long long e = before.indptr[r]; e < before.indptr[r + 1]; ++e)
+      expected += before.f64[size_t(e)] * x[size_t(before.columns[size_t(e)])];
+    for (long long k = before.links.ptr[r]; k < before.links.ptr[r + 1]; ++k)
+      expected += before.links.value[size_t(k)] * LinkedValue(before.links, k, x.data(), means);
+    for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e) {
+      got += f.f64[size_t(e)] * x[size_t(f.columns[size_t(e)])];
+      if (e > f.indptr[r]) EXPECT_LT(f.columns[size_t(e) - 1], f.columns[size_t(e)]);
+    }
+    EXPECT_NEAR(got, expected, 1e-13) << "row " << r;
+    EXPECT_LE(f.indptr[r + 1] - f.indptr[r], bounds[r]);
+    EXPECT_NEAR(f.RowSum(r), before.RowSum(r), 1e-15);
+  }
+}
+
 // The opened estimate of a node: opening everything gives the point-kernel sum over its patches, computed here
 // patch by patch; opening nothing gives the one cluster estimate; and in between, opening what is wide for its
 // distance lands nearer the sum than the cluster estimate does (summed over every patch and node of a city).

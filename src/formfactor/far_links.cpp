@@ -1,29 +1,96 @@
 #include "formfactor/far_links.h"
 
+#include <algorithm>
+
 #include "formfactor/patch_tree.h"
+#include "util/error.h"
 
 namespace rad {
 
-void NodeMeans(const FarLinks &links, const double *x, std::vector<double> &means) {
-  const PatchTree &tree = *links.tree;
-  const size_t count = tree.nodes.size();
-  std::vector<double> weighted(count, 0.0), area(count, 0.0);
-  // Children are built after their parent (BuildPatchTree), so one pass backwards sees them first.
-  for (size_t k = count; k-- > 0;) {
+namespace {
+
+// Per node of the tree, the sum of value(j) over its patches j: each leaf's in patch order, each inner node's
+// from its children (built after their parent, BuildPatchTree, so one pass backwards sees them first).
+template <typename Value>
+std::vector<double> NodeSums(const PatchTree &tree, Value &&value) {
+  std::vector<double> sums(tree.nodes.size(), 0.0);
+  for (size_t k = tree.nodes.size(); k-- > 0;) {
     const PatchTreeNode &node = tree.nodes[k];
     if (node.IsLeaf()) {
-      for (int32_t q = node.first; q < node.first + node.count; ++q) {
-        const size_t j = size_t(tree.order[size_t(q)]);
-        weighted[k] += links.area[j] * x[j];
-        area[k] += links.area[j];
-      }
+      for (int32_t q = node.first; q < node.first + node.count; ++q) sums[k] += value(size_t(tree.order[size_t(q)]));
     } else {
-      weighted[k] = weighted[size_t(node.left)] + weighted[size_t(node.right)];
-      area[k] = area[size_t(node.left)] + area[size_t(node.right)];
+      sums[k] = sums[size_t(node.left)] + sums[size_t(node.right)];
     }
   }
-  means.resize(count);
-  for (size_t k = 0; k < count; ++k) means[k] = area[k] > 0 ? weighted[k] / area[k] : 0.0;
+  return sums;
+}
+
+}  // namespace
+
+void NodeMeans(const FarLinks &links, const double *x, std::vector<double> &means) {
+  const std::vector<double> weighted = NodeSums(*links.tree, [&](size_t j) { return links.area[j] * x[j]; });
+  const std::vector<double> area = NodeSums(*links.tree, [&](size_t j) { return links.area[j]; });
+  means.resize(area.size());
+  for (size_t k = 0; k < area.size(); ++k) means[k] = area[k] > 0 ? weighted[k] / area[k] : 0.0;
+}
+
+std::vector<long long> ExpandedEntryBounds(const FormFactorRows &f) {
+  std::vector<long long> bounds(f.RowCount(), 0);
+  for (size_t r = 0; r < f.RowCount(); ++r) {
+    long long b = f.indptr[r + 1] - f.indptr[r];
+    for (long long k = f.links.ptr[r]; k < f.links.ptr[r + 1]; ++k) {
+      const int32_t t = f.links.target[size_t(k)];
+      b += t >= 0 ? f.links.tree->nodes[size_t(t)].count : 1;
+    }
+    bounds[r] = std::min<long long>(b, f.n);
+  }
+  return bounds;
+}
+
+void ExpandFarLinks(FormFactorRows &f) {
+  RAD_CHECK(f.IsCsr() && f.precision == Precision::kDouble && !f.links.Empty(),
+            "ExpandFarLinks: CSR float64 rows with far links only");
+  const PatchTree &tree = *f.links.tree;
+  const std::vector<double> nodeArea = NodeSums(tree, [&](size_t j) { return f.links.area[j]; });
+  std::vector<long long> indptr(1, 0);
+  std::vector<int32_t> columns;
+  std::vector<double> values;
+  std::vector<double> row(size_t(f.n), 0.0);
+  std::vector<uint8_t> touched(size_t(f.n), 0);
+  std::vector<int32_t> used;
+  auto add = [&](int32_t j, double v) {
+    if (!touched[size_t(j)]) touched[size_t(j)] = 1, used.push_back(j);
+    row[size_t(j)] += v;
+  };
+  for (size_t r = 0; r < f.RowCount(); ++r) {
+    used.clear();
+    for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e) add(f.columns[size_t(e)], f.f64[size_t(e)]);
+    for (long long k = f.links.ptr[r]; k < f.links.ptr[r + 1]; ++k) {
+      const int32_t t = f.links.target[size_t(k)];
+      const double v = f.links.value[size_t(k)];
+      if (t < 0) {
+        add(-(t + 1), v);
+        continue;
+      }
+      const PatchTreeNode &node = tree.nodes[size_t(t)];
+      for (int32_t q = node.first; q < node.first + node.count; ++q) {
+        const int32_t j = tree.order[size_t(q)];
+        add(j, v * f.links.area[size_t(j)] / nodeArea[size_t(t)]);
+      }
+    }
+    std::sort(used.begin(), used.end());
+    for (int32_t j : used) {
+      columns.push_back(j);
+      values.push_back(row[size_t(j)]);
+      row[size_t(j)] = 0.0;
+      touched[size_t(j)] = 0;
+    }
+    indptr.push_back((long long)columns.size());
+  }
+  f.indptr = std::move(indptr);
+  f.columns = std::move(columns);
+  f.f64 = std::move(values);
+  f.links = FarLinks{};
 }
 
 }  // namespace rad

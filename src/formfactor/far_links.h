@@ -18,4 +18,15 @@ inline double LinkedValue(const FarLinks &links, long long k, const double *x, c
   return t >= 0 ? means[size_t(t)] : x[size_t(-(t + 1))];
 }
 
+// Per local row of f (CSR with far links), the entries it would hold with its far links spread over their
+// targets' patches: at most its stored entries plus the patches of each link's target (an upper bound: a link
+// may land on columns already stored).
+std::vector<long long> ExpandedEntryBounds(const FormFactorRows &f);
+
+// f (CSR with far links, float64) as plain CSR: each link's value spread over its target's patches in
+// proportion to their areas (the share of B the solver gives it) and added to the row's entries, so that the
+// expanded row acts on any B as row and links do on the area-weighted means; links cleared. Columns ascending;
+// each row's values summed in a fixed order (entries, then links in order), whatever the ranks.
+void ExpandFarLinks(FormFactorRows &f);
+
 }  // namespace rad

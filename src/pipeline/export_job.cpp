@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "formfactor/far_links.h"
 #include "pipeline/formfactor_source.h"
 #include "pipeline/execution.h"
 #include "pipeline/outputs.h"
@@ -105,11 +106,28 @@ int RunExportJob(const ExportJobOptions &o) {
     buffers.fixedBytes = std::min(entries, double(kExportBlockEntries)) * (o.format == "mtx" ? 48 : 16);
     CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, Distribution::kBlock, buffers, memory)(read);
   };
-  FormFactorInput in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, Distribution::kBlock, checkMemory, keepCsr);
-  if (!in.f.links.Empty())
-    throw InputError(o.formfactors + ": the hierarchical operator's F: its far links have no place in a matrix "
-                     "file, and its entries alone would leave out the far field; compute F with --operator sparse "
-                     "(or dense) to export it");
+  FormFactorInput in =
+      ReadFormFactorFile(o.formfactors, o.input, o.meshing, Distribution::kBlock, checkMemory, keepCsr);
+  // The hierarchical operator's F: its far links spread over their targets' patches, so that the matrix
+  // written is the operator the solver uses (entries plus far field); checked against the memory first.
+  long long farLinks = 0;  // this rank's
+  if (!in.f.links.Empty()) {
+    farLinks = (long long)in.f.links.target.size();
+    double bound = 0;
+    for (long long b : ExpandedEntryBounds(in.f)) bound += double(b);
+    const double need = in.f.StoredBytes() + double(farLinks) * 12 + bound * 12 + double(in.f.n) * 13;
+    CheckMemoryNeed(MPI_COMM_WORLD, need, o.memoryLimit, [&](double worst, double limit, const std::string &source) {
+      return o.formfactors + ": not enough memory to spread the hierarchical operator's far links into entries: a "
+             "rank needs up to " + FormatBytes(worst) + " but may use " + FormatBytes(limit) + " (" + source +
+             "); use more ranks or give each rank more memory";
+    });
+    if (in.f.precision == Precision::kFloat) {
+      in.f.f64.assign(in.f.f32.begin(), in.f.f32.end());
+      in.f.f32 = {};
+      in.f.precision = Precision::kDouble;
+    }
+    ExpandFarLinks(in.f);
+  }
   const long long n = in.PatchCount();
   const ExportRows rows = SparseView(in.f, BlockBegin(n, rank, WorldSize()), o.dropBelow);
   const RowCounts counts = CountRows(rows);
@@ -150,6 +168,9 @@ int RunExportJob(const ExportJobOptions &o) {
       a.numbers.erase(it);
     }
     a.strings["layout"] = "csr";
+    long long allLinks = 0;
+    MPI_Allreduce(&farLinks, &allLinks, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (allLinks > 0) a.numbers["far_links_spread"] = double(allLinks);
     a.strings["source"] = o.formfactors;
     a.strings["source_layout"] = in.layout;
     a.strings["precision"] = precision == Precision::kDouble ? "double" : "float";

@@ -218,8 +218,8 @@ class SparseOperatorTest(CliTestCase):
     def test_hierarchical_file_is_solved_as_run_solves_it(self):
         """`formfactors --operator hierarchical` writes the CSR entries and the far links (link_ptr, link_target,
         link_value); their row sums are the dense rows' within the links' error; `solve` reads both back and gives
-        run's hierarchical B bit for bit (Gauss-Seidel on one rank, Jacobi on 1 and 2); export and the dense
-        readers refuse the file rather than leave out the far field."""
+        run's hierarchical B bit for bit (Gauss-Seidel on one rank, Jacobi on 1 and 2); export spreads the links
+        into entries (the same operator); the dense readers refuse the file rather than leave out the far field."""
         ff = self.path("h.h5")
         self.rad_ok(["formfactors", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
                      "--output", ff, "--quiet"])
@@ -259,9 +259,21 @@ class SparseOperatorTest(CliTestCase):
             for key in ("indptr", "indices", "data", "link_ptr", "link_target", "link_value"):
                 self.assertTrue(np.array_equal(f["formfactors"][key][:], h["formfactors"][key][:]), key)
             self.assertTrue(np.array_equal(f["radiosity/B"][:], run_b))
-        for fmt in ("csr", "raw"):
-            self.expect_exit_2(["export", "--formfactors", ff, "--format", fmt, "--output", self.path("x.h5")],
-                               ["far field"])
+        # export spreads each far link over its target's patches by area: the matrix the solver uses.
+        spread = self.path("spread.h5")
+        self.rad_ok(["export", "--formfactors", ff, "--format", "csr", "--output", spread, "--quiet"], 2)
+        e = csr(spread)
+        self.assertTrue(np.allclose(dense_of(e, n).sum(1), near + far, rtol=1e-12, atol=1e-15))
+        with h5py.File(spread, "r") as f:
+            self.assertEqual(int(f["formfactors"].attrs["far_links_spread"]), len(target))
+        # Jacobi on the spread matrix: each far link read B as its target's area-weighted mean, and so does the
+        # spread row, so B agrees with the solve of the links to rounding.
+        out = self.path("spread_b.h5")
+        self.rad_ok(["solve", "--formfactors", spread, "--output", out, "--solver", "jacobi", "--quiet"])
+        with h5py.File(out, "r") as f:
+            np.testing.assert_allclose(f["radiosity/B"][:], jacobi, rtol=1e-9, atol=1e-12)
+        self.expect_exit_2(["export", "--formfactors", ff, "--format", "raw", "--output", self.path("x.h5")],
+                           ["far field"])
         self.assertIn("CSR and far links", self.rad_ok(["info", ff]).stdout)
         self.assertIn("%d far links" % len(target), self.rad_ok(["info", ff]).stdout)
 
