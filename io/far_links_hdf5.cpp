@@ -72,8 +72,6 @@ void ReadFarLinks(MPI_Comm comm, hid_t file, const std::string &path, const std:
   FarLinks &links = f.links;
   links.ptr.assign(1, 0);
   for (long long i : f.rows) links.ptr.push_back(links.ptr.back() + linkPtr[size_t(i) + 1] - linkPtr[size_t(i)]);
-  links.target.resize(size_t(links.ptr.back()));
-  links.value.resize(size_t(links.ptr.back()));
   // The union of this rank's rows' runs of links (adjacent rows merge), read collectively in row order.
   H5Handle target(RAD_H5(H5Dopen2(file, "/formfactors/link_target", H5P_DEFAULT)));
   H5Handle value(RAD_H5(H5Dopen2(file, "/formfactors/link_value", H5P_DEFAULT)));
@@ -84,12 +82,13 @@ void ReadFarLinks(MPI_Comm comm, hid_t file, const std::string &path, const std:
   if (selected == 0) RAD_H5(H5Sselect_none(memSpace));
   H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
   RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
-  std::vector<int32_t> targets(memDims[0]);
-  std::vector<double> values(memDims[0]);
-  RAD_H5(H5Dread(target, H5T_NATIVE_INT32, memSpace, fileSpace, dxpl, targets.data()));
-  RAD_H5(H5Dread(value, H5T_NATIVE_DOUBLE, memSpace, fileSpace, dxpl, values.data()));
-  std::copy_n(targets.begin(), links.target.size(), links.target.begin());
-  std::copy_n(values.begin(), links.value.size(), links.value.begin());
+  // Straight into the links (one element of room when this rank reads none).
+  links.target.resize(memDims[0]);
+  links.value.resize(memDims[0]);
+  RAD_H5(H5Dread(target, H5T_NATIVE_INT32, memSpace, fileSpace, dxpl, links.target.data()));
+  RAD_H5(H5Dread(value, H5T_NATIVE_DOUBLE, memSpace, fileSpace, dxpl, links.value.data()));
+  links.target.resize(size_t(selected));
+  links.value.resize(size_t(selected));
 
   auto tree = std::make_shared<PatchTree>(BuildPatchTree(patches));
   H5Handle group(RAD_H5(H5Gopen2(file, "formfactors", H5P_DEFAULT)));

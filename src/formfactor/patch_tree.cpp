@@ -169,18 +169,20 @@ double ClusterEstimate(const Patch &i, const PatchTreeNode &node) {
 
 double OpenedClusterEstimate(const std::vector<Patch> &patches, const PatchTree &tree, const Patch &i, int32_t node,
                              double opening) {
+  // Called for every node a row's walk skips: a stack on the stack, as the walk's (depth ~ log2(N / leaf size)).
   double sum = 0;
-  std::vector<int32_t> stack{node};
-  while (!stack.empty()) {
-    const PatchTreeNode &n = tree.nodes[size_t(stack.back())];
-    stack.pop_back();
+  int32_t stack[128];
+  int top = 0;
+  stack[top++] = node;
+  while (top > 0) {
+    const PatchTreeNode &n = tree.nodes[size_t(stack[--top])];
     if (n.sphere.radius < opening * Length(n.sphere.center - i.centroid)) {
       sum += ClusterEstimate(i, n);
     } else if (n.IsLeaf()) {
       for (int32_t q = 0; q < n.count; ++q) sum += PatchEstimate(i, patches[size_t(tree.order[size_t(n.first + q)])]);
     } else {
-      stack.push_back(n.right);
-      stack.push_back(n.left);
+      stack[top++] = n.right;  // left first
+      stack[top++] = n.left;
     }
   }
   return sum;

@@ -112,8 +112,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         // The cluster estimate (opened where the node is wide for its distance) times the share of a few of its
         // patches (spread along the node's range, which follows the tree's splits) that face patch i and whose
         // centroid its centroid sees.
-        const double estimate = OpenedClusterEstimate(g.patches, tree, pi, int32_t(&node - tree.nodes.data()),
-                                                      kOpening);
+        const int32_t index = int32_t(&node - tree.nodes.data());
+        const double estimate = OpenedClusterEstimate(g.patches, tree, pi, index, kOpening);
         if (estimate > 0) {
           const int32_t samples = std::min<int32_t>(kNodeVisibilitySamples, node.count);
           int facing = 0, seen = 0;
@@ -125,7 +125,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
           }
           const double value = facing > 0 ? estimate * seen / facing : estimate;
           if (farLinks) {
-            if (value > 0) rowLinks[r].emplace_back(int32_t(&node - tree.nodes.data()), value);
+            if (value > 0) rowLinks[r].emplace_back(index, value);
           } else {
             dropped[r] += value;
           }
@@ -209,8 +209,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         ask[size_t(q)].push_back(i);
         askSlot[size_t(q)].push_back(k);
       }
-    std::vector<int> sendCounts(static_cast<size_t>(ranks)), recvCounts(static_cast<size_t>(ranks)), sendAt(static_cast<size_t>(ranks), 0),
-        recvAt(static_cast<size_t>(ranks), 0);
+    const size_t rankCount = static_cast<size_t>(ranks);
+    std::vector<int> sendCounts(rankCount), recvCounts(rankCount), sendAt(rankCount, 0), recvAt(rankCount, 0);
     for (int q = 0; q < ranks; ++q) sendCounts[size_t(q)] = int(ask[size_t(q)].size());
     RAD_MPI(MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, owners->comm));
     for (int q = 1; q < ranks; ++q) {
