@@ -274,6 +274,24 @@ class SparseOperatorTest(CliTestCase):
             np.testing.assert_allclose(f["radiosity/B"][:], jacobi, rtol=1e-9, atol=1e-12)
         self.expect_exit_2(["export", "--formfactors", ff, "--format", "raw", "--output", self.path("x.h5")],
                            ["far field"])
+        # A damaged file: one line naming the file and the dataset, exit 2, nothing written.
+        import shutil
+        for name, damage, words in (("link_ptr", lambda a: a.__setitem__(5, a[6] + 3), ["link_ptr decreases"]),
+                                    ("link_target", lambda a: a.__setitem__(0, 1 << 30), ["link_target"])):
+            bad = self.path("bad_%s.h5" % name)
+            shutil.copy(ff, bad)
+            with h5py.File(bad, "r+") as f:
+                a = f["formfactors"][name][:]
+                damage(a)
+                f["formfactors"][name][...] = a
+            for ranks in (None, 2):
+                proc = run(["solve", "--formfactors", bad, "--output", self.path("x.h5")], ranks, cwd=self.tmp)
+                self.assertEqual(proc.returncode, 2, describe(proc))
+                lines = program_stderr_lines(proc.stderr)
+                self.assertEqual(len(lines), 1, describe(proc))
+                for w in words + ["bad_%s.h5" % name]:
+                    self.assertIn(w, lines[0])
+                self.assertFalse(os.path.exists(self.path("x.h5")))
         self.assertIn("CSR and far links", self.rad_ok(["info", ff]).stdout)
         self.assertIn("%d far links" % len(target), self.rad_ok(["info", ff]).stdout)
 
