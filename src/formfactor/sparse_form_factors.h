@@ -6,7 +6,8 @@
 // patch tree (patch_tree.h) and skips the nodes whose bound is below it, so the cost follows the entries
 // kept, not N^2. What a row leaves out is reported: entries computed and dropped exactly, skipped patches by
 // the point kernel at their centroids times one shadow ray between them, skipped nodes by their cluster
-// estimate (opened where a node is wide for its distance) times the visible share of 16 of their patches.
+// estimate (opened where a node is wide for its distance) times the visible share of 32 of their patches
+// (weighted by the point kernel, two random shadow rays each).
 #pragma once
 
 #include <vector>

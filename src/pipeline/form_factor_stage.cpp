@@ -440,7 +440,7 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
           : "per row, the entries left out: those evaluated and below --drop-below both ways (exact), the patches "
             "skipped by their bound (point kernel at the centroids, one shadow ray between them) and the tree nodes "
             "skipped (cluster estimate from their area-weighted centres, opened where wide for their distance, "
-            "times the visible share of 16 of their patches)";
+            "times the visible share of 32 of their patches, weighted by the point kernel, two random shadow rays each)";
   WriteCsrFormFactors(MPI_COMM_WORLD, writer.File(), f_, skyViewFactor_, a);
 }
 
