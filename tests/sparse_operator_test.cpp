@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 #include "formfactor/embree_scene.h"
@@ -73,21 +74,30 @@ Dense DenseRows(const FormFactorGeometry &g, const EmbreeScene &embree, const Fo
   return d;
 }
 
-// Every row on one process, at threshold `dropBelow`: dropped sums, or with `farLinks` the far links (whose
-// tree and areas are left unset: the tests read their values only).
+// Every row on one process (or the rows from `firstRow` on), at threshold `dropBelow`: dropped sums, or with
+// `farLinks` the far links (whose tree and areas are left unset: the tests read their values only), taken by
+// the rows alone or, with `elements`, by the elements of each polygon first (element_links.h).
 FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree, const FormFactorOptions &options,
                           double dropBelow, SparseCounters &sparse, Precision precision = Precision::kDouble,
-                          bool farLinks = false) {
+                          bool farLinks = false, bool elements = false, long long firstRow = 0) {
   FormFactorRows f;
   f.n = (long long)g.patches.size();
   f.precision = precision;
-  f.rows.resize(size_t(f.n));
-  std::iota(f.rows.begin(), f.rows.end(), 0LL);
+  f.rows.resize(size_t(f.n - firstRow));
+  std::iota(f.rows.begin(), f.rows.end(), firstRow);
   const PatchTree tree = BuildPatchTree(g.patches);
   PhaseTimers timers;
   FormFactorCounters counters;
-  const std::vector<long long> counts = CountSparseCandidates(g.patches, tree, f.rows, dropBelow);
-  ComputeSparseRowsCpu(g, embree, tree, counts, dropBelow, farLinks, options, f, timers, counters, sparse, false);
+  const ElementForest forest = BuildElementForest(g.patches);
+  std::unique_ptr<ElementWalk> walk;
+  if (elements) {
+    walk = std::make_unique<ElementWalk>(
+        WalkElements(g.patches, embree, tree, forest, f.rows, dropBelow, options.seed, counters));
+    sparse.elementLinks = walk->linkCount;
+  }
+  const std::vector<long long> counts = CountSparseCandidates(g.patches, tree, f.rows, dropBelow, walk.get());
+  ComputeSparseRowsCpu(g, embree, tree, counts, dropBelow, farLinks, options, f, timers, counters, sparse, false,
+                       nullptr, elements ? &forest : nullptr, walk.get());
   return f;
 }
 
@@ -361,6 +371,50 @@ TEST(SparseOperator, FarLinksCarryWhatTheWalkSkipsOfEachRow) {
               sparse.links, worstExact, worstLinked);
   EXPECT_GT(worstExact, 0.01);
   EXPECT_LT(worstLinked, 0.25 * worstExact);
+}
+
+TEST(SparseOperator, ElementsTakeTheFarLinksOfTheirRowsOnceForAll) {
+  // Receivers grouped (element_links.h): elements of a polygon take the far links each of their patches would
+  // take, estimated once with their slope across the element. Each row's exact entries plus its links (its
+  // own and its elements', at its centroid) come as close to the dense row as the rows' own links do, and a
+  // row's links do not depend on which other rows are walked with it (as on another rank).
+  const Scene scene = City();
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(2));
+  const EmbreeScene embree(scene);
+  const Dense dense = DenseRows(g, embree, FormFactorOptions{});
+  const long long n = dense.n;
+  constexpr double kTolerance = 1e-3;
+  SparseCounters alone, grouped, half;
+  const FormFactorRows a = SparseRows(g, embree, FormFactorOptions{}, kTolerance, alone, Precision::kDouble, true);
+  const FormFactorRows b =
+      SparseRows(g, embree, FormFactorOptions{}, kTolerance, grouped, Precision::kDouble, true, true);
+  EXPECT_GT(grouped.elementLinks, 0);
+  EXPECT_LT(grouped.nodesSkipped, alone.nodesSkipped) << "elements should take links the rows took alone";
+  double errorAlone = 0, errorGrouped = 0, farShare = 0;
+  for (long long i = 0; i < n; ++i) {
+    double truth = 0;
+    for (long long j = 0; j < n; ++j) truth += dense.At(i, j);
+    errorAlone += std::fabs(a.RowSum(size_t(i)) - truth);
+    errorGrouped += std::fabs(b.RowSum(size_t(i)) - truth);
+    farShare += b.links.Sum(size_t(i));
+  }
+  std::printf("city, %lld patches at %g: %lld element links; far links carry %.4g of a row (mean), row-sum error "
+              "mean %.3g with the rows' own links, %.3g with elements\n",
+              n, kTolerance, grouped.elementLinks, farShare / double(n), errorAlone / double(n),
+              errorGrouped / double(n));
+  EXPECT_LT(errorGrouped, 1.5 * errorAlone);
+  EXPECT_LT(errorGrouped / double(n), 0.05 * farShare / double(n));
+  // The second half of the rows alone: the same links, bit for bit (their elements walked the same way).
+  const FormFactorRows c =
+      SparseRows(g, embree, FormFactorOptions{}, kTolerance, half, Precision::kDouble, true, true, n / 2);
+  for (size_t r = 0; r < c.RowCount(); ++r) {
+    const size_t full = size_t(n / 2) + r;
+    ASSERT_EQ(c.links.ptr[r + 1] - c.links.ptr[r], b.links.ptr[full + 1] - b.links.ptr[full]) << "row " << full;
+    for (long long k = 0; k < c.links.ptr[r + 1] - c.links.ptr[r]; ++k) {
+      ASSERT_EQ(c.links.target[size_t(c.links.ptr[r] + k)], b.links.target[size_t(b.links.ptr[full] + k)]);
+      ASSERT_EQ(c.links.value[size_t(c.links.ptr[r] + k)], b.links.value[size_t(b.links.ptr[full] + k)]);
+    }
+  }
 }
 
 }  // namespace

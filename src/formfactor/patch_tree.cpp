@@ -71,7 +71,10 @@ struct Builder {
 
 }  // namespace
 
-PatchTree BuildPatchTree(const std::vector<Patch> &patches, int leafSize) {
+namespace {
+
+// The tree's patch order (identity) and every patch's sphere, before any node.
+PatchTree PatchesOnly(const std::vector<Patch> &patches) {
   PatchTree tree;
   const int32_t n = int32_t(patches.size());
   tree.order.resize(size_t(n));
@@ -83,11 +86,56 @@ PatchTree BuildPatchTree(const std::vector<Patch> &patches, int leafSize) {
     s.center = p.centroid;
     for (int k = 0; k < p.cornerCount; ++k) s.radius = std::max(s.radius, Length(p.corners[k] - p.centroid));
   }
+  return tree;
+}
+
+}  // namespace
+
+PatchTree BuildPatchTree(const std::vector<Patch> &patches, int leafSize) {
+  PatchTree tree = PatchesOnly(patches);
+  const int32_t n = int32_t(patches.size());
   if (n > 0) {
     tree.nodes.reserve(size_t(2 * (n / std::max(leafSize, 1) + 1)));
     Builder{patches, tree, std::max(leafSize, 1)}.Build(0, n);
   }
   return tree;
+}
+
+ElementForest BuildElementForest(const std::vector<Patch> &patches) {
+  ElementForest forest;
+  PatchTree &tree = forest.tree;
+  tree = PatchesOnly(patches);
+  const int32_t n = int32_t(patches.size());
+  std::stable_sort(tree.order.begin(), tree.order.end(),
+                   [&](int32_t a, int32_t b) { return patches[size_t(a)].face < patches[size_t(b)].face; });
+  tree.nodes.reserve(size_t(2 * n));
+  Builder builder{patches, tree, 1};
+  for (int32_t first = 0; first < n;) {
+    int32_t last = first + 1;
+    while (last < n && patches[size_t(tree.order[size_t(last)])].face == patches[size_t(tree.order[size_t(first)])].face) ++last;
+    forest.roots.push_back(builder.Build(first, last - first));
+    first = last;
+  }
+  forest.parent.assign(tree.nodes.size(), -1);
+  forest.leafOf.assign(size_t(n), -1);
+  for (size_t k = 0; k < tree.nodes.size(); ++k) {
+    const PatchTreeNode &node = tree.nodes[k];
+    if (node.IsLeaf()) {
+      forest.leafOf[size_t(tree.order[size_t(node.first)])] = int32_t(k);
+    } else {
+      forest.parent[size_t(node.left)] = int32_t(k);
+      forest.parent[size_t(node.right)] = int32_t(k);
+    }
+  }
+  return forest;
+}
+
+Patch ElementForest::Receiver(const std::vector<Patch> &patches, int32_t element) const {
+  const PatchTreeNode &node = tree.nodes[size_t(element)];
+  Patch r = patches[size_t(tree.order[size_t(node.first)])];
+  r.centroid = node.areaCentroid;
+  r.area = node.maxPatchArea;
+  return r;
 }
 
 bool BehindPatch(const Patch &p, const PatchSphere &s) {

@@ -49,6 +49,22 @@ struct PatchTree {
 // patches give the same tree (ties broken by patch index).
 PatchTree BuildPatchTree(const std::vector<Patch> &patches, int leafSize = 8);
 
+// The receivers' side of the hierarchical operator: inside every face (one input polygon, one plane), a tree
+// over its patches down to single patches, so that a whole element of a polygon can take a far link that each
+// of its patches would have taken alike. All faces' trees in one PatchTree (its order: patches face by face).
+struct ElementForest {
+  PatchTree tree;               // leaves hold one patch each
+  std::vector<int32_t> roots;   // per face with patches, its tree's root
+  std::vector<int32_t> parent;  // per node, -1 at a root
+  std::vector<int32_t> leafOf;  // per patch, its leaf
+  // A stand-in patch for the element: its area-weighted centre, its face's plane and normal, the area of its
+  // largest patch (what NodeBound asks of a receiver).
+  Patch Receiver(const std::vector<Patch> &patches, int32_t element) const;
+};
+
+// Median splits as BuildPatchTree, face by face, down to one patch per leaf.
+ElementForest BuildElementForest(const std::vector<Patch> &patches);
+
 // True when the whole sphere lies behind patch p's plane (p sees nothing in it, and by reciprocity nothing in
 // it sees p).
 bool BehindPatch(const Patch &p, const PatchSphere &s);

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "formfactor/far_field.h"
 #include "formfactor/pair.h"
-#include "formfactor/visibility.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
 #include "util/progress.h"
@@ -16,28 +16,28 @@ namespace rad {
 
 namespace {
 
-// The walk of row i's tree: `evaluate(j)` for every patch j that may share an entry at or above `dropBelow`
-// with i, `skipNode(node)` and `skipPatch(j)` for the nodes and patches left out by their bound. Nodes and
-// patches wholly behind patch i (whose entries are 0) are none of these.
+// The walk of row i's tree from the nodes `start` (the root, or what the elements above row i handed down):
+// `evaluate(j)` for every patch j that may share an entry at or above `dropBelow` with i, `skipNode(node)` and
+// `skipPatch(j)` for the nodes and patches left out by their bound. Nodes and patches wholly behind patch i
+// (whose entries are 0) are none of these.
 template <typename Evaluate, typename SkipNode, typename SkipPatch>
-void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long i, double dropBelow,
-             Evaluate &&evaluate, SkipNode &&skipNode, SkipPatch &&skipPatch) {
+void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long i, const int32_t *start,
+             size_t startCount, double dropBelow, Evaluate &&evaluate, SkipNode &&skipNode, SkipPatch &&skipPatch) {
   if (tree.nodes.empty()) return;
   const Patch &p = patches[size_t(i)];
   const PatchSphere &sphere = tree.patchSpheres[size_t(i)];
-  int32_t stack[128];  // the tree's depth is about log2(N / leaf size): median splits
-  int top = 0;
-  stack[top++] = 0;
-  while (top > 0) {
-    const PatchTreeNode &node = tree.nodes[size_t(stack[--top])];
+  std::vector<int32_t> stack(std::make_reverse_iterator(start + startCount), std::make_reverse_iterator(start));
+  while (!stack.empty()) {
+    const PatchTreeNode &node = tree.nodes[size_t(stack.back())];
+    stack.pop_back();
     if (BehindPatch(p, node.sphere)) continue;
     if (NodeBound(p, sphere, node) < dropBelow) {
       skipNode(node);
       continue;
     }
     if (!node.IsLeaf()) {
-      stack[top++] = node.right;  // left first
-      stack[top++] = node.left;
+      stack.push_back(node.right);  // left first
+      stack.push_back(node.left);
       continue;
     }
     for (int32_t k = node.first; k < node.first + node.count; ++k) {
@@ -51,29 +51,35 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
   }
 }
 
-// The visible share of a skipped node is measured on this many of its patches, spread along its range, each
-// weighted by its point kernel from patch i and seen through kNodeVisibilityRays random ray pairs between the
-// two patches (the pair's counter-based samples, as the exact kernel's shadow rays). Centroid-to-centroid rays
-// on 16 patches, each counted alike, left B 1.36e-3 from the dense B on an 8 x 8 city (N = 7032) at tolerance
-// 3e-4; weighting by the kernel (near patches carry more of the node, and are seen differently) and random
-// points on both patches brought it to 4.2e-4 with 32 x 2 rays, for 0.4 s more of a 5 s run (16 x 4: 5.1e-4,
-// 64 x 1: 5.3e-4, 8 x 4: 9.2e-4).
-constexpr int32_t kNodeVisibilitySamples = 32;
-constexpr uint32_t kNodeVisibilityRays = 2;
-// A skipped node's estimate opens the nodes inside it that are wider than this share of their distance
-// (OpenedClusterEstimate): one cluster estimate over a node seen under a wide angle was the largest error of
-// the far links. At 0.1 the operator check's mean error fell 3.7x on a 12 x 12 city (N = 15020) and B came
-// within 7.4e-4 of the dense B (1.9e-3 before), at the same time; 0.5 gained nothing.
-constexpr double kOpening = 0.1;
+// Where row r's walk starts: the root, or what the elements above it handed down.
+struct RowStart {
+  const int32_t *nodes;
+  size_t count;
+};
+RowStart StartOf(const ElementWalk *walk, size_t r) {
+  static const int32_t root = 0;
+  if (walk == nullptr) return {&root, 1};
+  return {walk->start.data() + walk->startPtr[r], size_t(walk->startPtr[r + 1] - walk->startPtr[r])};
+}
+
+// Per patch, its place among `rows`, or -1.
+std::vector<int32_t> LocalRows(size_t n, const std::vector<long long> &rows) {
+  std::vector<int32_t> local(n, -1);
+  for (size_t r = 0; r < rows.size(); ++r) local[size_t(rows[r])] = int32_t(r);
+  return local;
+}
 
 }  // namespace
 
 std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
-                                             const std::vector<long long> &rows, double dropBelow) {
+                                             const std::vector<long long> &rows, double dropBelow,
+                                             const ElementWalk *walk) {
   std::vector<long long> counts(rows.size(), 0);
   tbb::parallel_for(size_t(0), rows.size(), [&](size_t r) {
     long long count = 0;
-    WalkRow(patches, tree, rows[r], dropBelow, [&](int32_t) { ++count; }, [](const PatchTreeNode &) {}, [](int32_t) {});
+    const RowStart from = StartOf(walk, r);
+    WalkRow(patches, tree, rows[r], from.nodes, from.count, dropBelow, [&](int32_t) { ++count; },
+            [](const PatchTreeNode &) {}, [](int32_t) {});
     counts[r] = count;
   });
   return counts;
@@ -83,7 +89,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
-                          const RowOwners *owners) {
+                          const RowOwners *owners, const ElementForest *elements, const ElementWalk *walk) {
+  RAD_CHECK((walk == nullptr || (farLinks && elements != nullptr)), "ComputeSparseRowsCpu: elements take far links only");
   if (!(dropBelow > 0)) throw InputError("the sparse operator needs a drop threshold above 0");
   RAD_CHECK(candidateCounts.size() == out.rows.size(), "ComputeSparseRowsCpu: one candidate count per row");
   const size_t local = out.rows.size();
@@ -100,14 +107,13 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   std::vector<uint8_t> keep(columns.size(), 0);
   std::vector<double> dropped(local, 0.0);
   std::vector<std::vector<std::pair<int32_t, double>>> rowLinks(farLinks ? local : 0);  // (target, value)
-  std::vector<int32_t> localRow(size_t(n), -1);
-  for (size_t r = 0; r < local; ++r) localRow[size_t(out.rows[r])] = int32_t(r);
+  const std::vector<int32_t> localRow = LocalRows(size_t(n), out.rows);
 
   {
     ScopedPhase phase(timers, "sparse walk");
     tbb::parallel_for(size_t(0), local, [&](size_t r) {
       SparseCounters &s = sparsePerThread.local();
-      const int i = int(out.rows[r]);
+      const int32_t i = int32_t(out.rows[r]);
       const Patch &pi = g.patches[size_t(i)];
       long long k = start[r];
       auto candidate = [&](int32_t j) {
@@ -115,25 +121,14 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         columns[size_t(k++)] = j;
       };
       auto skipNode = [&](const PatchTreeNode &node) {
-        // The cluster estimate (opened where the node is wide for its distance) times the visible share of a few
-        // of its patches that face patch i (spread along the node's range, which follows the tree's splits).
+        // The cluster estimate (opened where the node is wide for its distance) times its visible share.
         const int32_t index = int32_t(&node - tree.nodes.data());
         const double estimate = OpenedClusterEstimate(g.patches, tree, pi, index, kOpening);
         if (estimate > 0) {
-          const int32_t samples = std::min<int32_t>(kNodeVisibilitySamples, node.count);
-          double weight = 0, visible = 0;
           uint32_t traced = 0;
-          for (int32_t q = 0; q < samples; ++q) {
-            const int32_t j = tree.order[size_t(node.first + q * node.count / samples)];
-            const Patch &pj = g.patches[size_t(j)];
-            const double w = PatchEstimate(pi, pj);
-            if (w <= 0) continue;
-            weight += w;
-            visible += w * VisibleFraction(pi, pj, uint32_t(i), uint32_t(j), options.seed, kNodeVisibilityRays,
-                                           occluded, traced);
-          }
+          const double value =
+              estimate * VisibleShare(g.patches, &i, 1, tree, node, options.seed, occluded, traced).share;
           perThread.local().rays += traced;
-          const double value = weight > 0 ? estimate * visible / weight : estimate;
           if (farLinks) {
             if (value > 0) rowLinks[r].emplace_back(index, value);
           } else {
@@ -151,10 +146,12 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         }
         ++s.patchesSkipped;
       };
-      WalkRow(g.patches, tree, i, dropBelow, candidate, skipNode, skipPatch);
+      const RowStart from = StartOf(walk, r);
+      WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, candidate, skipNode, skipPatch);
       RAD_CHECK(k == start[r + 1], "ComputeSparseRowsCpu: fewer candidates than counted");
       std::sort(columns.begin() + start[r], columns.begin() + start[r + 1]);
       s.candidates += start[r + 1] - start[r];
+      if (walk != nullptr) TakeElementLinks(*walk, *elements, g.patches, i, rowLinks[r]);
     });
   }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "formfactor/cpu_form_factors.h"
+#include "formfactor/element_links.h"
 #include "formfactor/pair_exchange.h"
 #include "formfactor/form_factor_rows.h"
 #include "formfactor/patch_tree.h"
@@ -26,9 +27,11 @@ struct SparseCounters {
   long long droppedEntries = 0;  // non-zero entries evaluated and dropped
   long long nodesSkipped = 0;    // tree nodes left out whole by their bound
   long long patchesSkipped = 0;  // single patches of a visited leaf left out by their bound
-  long long links = 0;           // far links (the hierarchical operator)
+  long long links = 0;           // far links (the hierarchical operator), per row
+  long long elementLinks = 0;    // far links taken by elements (before each row takes its elements')
   void Add(const SparseCounters &c) {
     links += c.links;
+    elementLinks += c.elementLinks;
     candidates += c.candidates;
     pairsEvaluated += c.pairsEvaluated;
     kept += c.kept;
@@ -39,9 +42,10 @@ struct SparseCounters {
 };
 
 // Per row of `rows`, the candidates the walk at threshold `dropBelow` leaves to the kernel (a walk of the tree
-// without the kernel): an upper bound on the row's entries, for the memory check before anything is computed.
+// without the kernel; with `walk`, each row from where the elements above it left it, element_links.h): an upper bound on the row's entries, for the memory check before anything is computed.
 std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
-                                             const std::vector<long long> &rows, double dropBelow);
+                                             const std::vector<long long> &rows, double dropBelow,
+                                             const ElementWalk *walk = nullptr);
 
 // Bytes per candidate that ComputeSparseRowsCpu holds at its peak (column, value and flag; float rows add
 // their narrowed copy).
@@ -57,11 +61,14 @@ constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (f
 // "sparse walk" and "sparse form factors" in `timers`.
 // With `farLinks` (the hierarchical operator), every evaluated entry is kept, and what the walk skips becomes
 // out.links (targets and values; the caller sets links.tree and links.area) instead of dropped sums: the far
-// field is transported, through the same estimates, rather than lost.
+// field is transported, through the same estimates, rather than lost. With `walk` (WalkElements over
+// `elements`, far links only), each row's walk starts where its elements left it, and the row takes its
+// elements' links at its centroid (element_links.h).
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
-                          const RowOwners *owners = nullptr);
+                          const RowOwners *owners = nullptr, const ElementForest *elements = nullptr,
+                          const ElementWalk *walk = nullptr);
 
 }  // namespace rad

@@ -212,10 +212,21 @@ void FormFactorJob::PrepareSparse() {
     ScopedPhase phase(exec_.Timers(), "acceleration");
     geometry_ = BuildFormFactorGeometry(scene_, meshing_);
     tree_ = std::make_shared<PatchTree>(BuildPatchTree(geometry_.patches));
+    if (Hierarchical()) {
+      elements_ = std::make_shared<ElementForest>(BuildElementForest(geometry_.patches));
+      embree_ = std::make_unique<EmbreeScene>(scene_);
+    }
+  }
+  // The hierarchical operator's elements take their links before the rows are counted: where each row's walk
+  // starts depends on their shadow rays.
+  if (Hierarchical()) {
+    ScopedPhase phase(exec_.Timers(), "element walk");
+    elementWalk_ = std::make_unique<ElementWalk>(WalkElements(geometry_.patches, *embree_, *tree_, *elements_, f_.rows,
+                                                              WalkThreshold(), o_.seed, counters_));
   }
   {
     ScopedPhase phase(exec_.Timers(), "sparse candidates");
-    candidateCounts_ = CountSparseCandidates(geometry_.patches, *tree_, f_.rows, WalkThreshold());
+    candidateCounts_ = CountSparseCandidates(geometry_.patches, *tree_, f_.rows, WalkThreshold(), elementWalk_.get());
   }
   candidates_ = 0;
   for (long long c : candidateCounts_) candidates_ += c;
@@ -225,7 +236,10 @@ void FormFactorJob::PrepareSparse() {
                             double(patchCount_) * sizeof(double);
   const double need = checkBytes + double(candidates_) * entryBytes + double(f_.RowCount()) * 4 * sizeof(double) +
                       double(patchCount_) * (kBytesPerPatch + sizeof(PatchSphere) + 2 * sizeof(int32_t) +
-                                             sizeof(PatchTreeNode) / 4);
+                                             sizeof(PatchTreeNode) / 4) +
+                      (elements_ ? double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) +
+                                                          sizeof(PatchSphere) + 3 * sizeof(void *))
+                                 : 0.0);
   const std::string what = o_.input.Label();
   const double dropBelow = WalkThreshold();
   const char *thresholdName = Hierarchical() ? "--operator-tolerance" : "--drop-below";
@@ -259,15 +273,16 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   const RowOwners owners{MPI_COMM_WORLD, patchCount_, exec_.Ranks(), distribution_};
   if (exec_.Talks() && exec_.UsedBackend() != Backend::kCpu)
     std::fprintf(stderr, "radiosity: note: the sparse operator computes F on the CPU cores (Embree)\n");
-  std::unique_ptr<EmbreeScene> embree;
-  {
+  if (!embree_) {
     ScopedPhase phase(exec_.Timers(), "acceleration");
-    embree = std::make_unique<EmbreeScene>(scene_);
+    embree_ = std::make_unique<EmbreeScene>(scene_);
   }
+  const EmbreeScene *embree = embree_.get();
   SparseCounters mine;
   AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
     ComputeSparseRowsCpu(geometry_, *embree, *tree_, candidateCounts_, WalkThreshold(), Hierarchical(), ff, f_,
-                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners);
+                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elements_.get(), elementWalk_.get());
+    if (elementWalk_) mine.elementLinks = elementWalk_->linkCount;
   });
   if (Hierarchical()) {
     f_.links.tree = tree_;
@@ -279,10 +294,10 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
     check_ = CheckOperatorRows(MPI_COMM_WORLD, geometry_, *embree, ff, f_, o_.checkRows);
   }
   long long counts[] = {mine.candidates, mine.pairsEvaluated, mine.kept, mine.droppedEntries, mine.nodesSkipped,
-                        mine.patchesSkipped, mine.links};
+                        mine.patchesSkipped, mine.links, mine.elementLinks};
   long long all[std::size(counts)] = {};
   MPI_Allreduce(counts, all, int(std::size(counts)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  sparseTotals_ = SparseCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6]};
+  sparseTotals_ = SparseCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7]};
 }
 
 // Each row's sky view factor, the share of its light that leaves the scene: 1 less its kept entries and what
@@ -488,7 +503,10 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   if (Sparse()) {
     std::snprintf(buf, sizeof buf, "%g", WalkThreshold());
     extra.push_back({Hierarchical() ? "operator tolerance" : "drop below", buf});
-    if (Hierarchical()) extra.push_back({"far links", std::to_string(sparseTotals_.links)});
+    if (Hierarchical()) {
+      extra.push_back({"far links", std::to_string(sparseTotals_.links)});
+      extra.push_back({"element links", std::to_string(sparseTotals_.elementLinks)});
+    }
     extra.push_back({"nonzeros", std::to_string(sparseSummary_.nonzeros)});
     extra.push_back({"pairs evaluated", std::to_string(sparseTotals_.pairsEvaluated)});
     std::snprintf(buf, sizeof buf, "%.3g %%",

@@ -101,6 +101,9 @@ class FormFactorJob {
   // The sparse operator's: the patch tree, this rank's candidate entries (an upper bound on its entries), the
   // counts of the walk (all ranks'), and each row's sky view factor (1 - its kept and dropped sums).
   std::shared_ptr<PatchTree> tree_;
+  std::shared_ptr<ElementForest> elements_;    // the hierarchical operator's receivers
+  std::unique_ptr<ElementWalk> elementWalk_;   // and their links
+  std::unique_ptr<EmbreeScene> embree_;
   std::vector<long long> candidateCounts_;  // per row
   long long candidates_ = 0;
   OperatorCheck check_;

@@ -1,0 +1,48 @@
+// The hierarchical operator's receivers grouped: inside each polygon, whole elements of patches (ElementForest,
+// patch_tree.h) take the far links that every one of their patches would take alike, so that a link's estimate
+// and shadow rays are paid once per element rather than once per patch.
+//
+// From each face's root element down, a node of the patch tree becomes a link of the element when (1) every
+// entry between them is below the tolerance (NodeBound with the element's sphere and largest patch), (2) the
+// element is narrower than kReceiverOpening of its distance to the node, and (3) the element's shadow rays to
+// the node agree (all seen or all hidden; a hidden node takes no link). Else the node is opened (when larger
+// than the element) or handed down to the element's halves, and at a single patch the row's own walk
+// (sparse_form_factors.h) starts from what was handed down. A link holds the node's estimate at the element's
+// area-weighted centre and its gradient along the element's plane; each row takes it at its own centroid.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "formfactor/cpu_form_factors.h"
+#include "formfactor/embree_scene.h"
+#include "formfactor/patch_tree.h"
+
+namespace rad {
+
+struct ElementLink {
+  int32_t target = 0;  // node of the patch tree
+  double value = 0;    // sum over the node of F from the element's centre (visible share included)
+  Vec3 slope{0, 0, 0}; // its gradient along the element's plane
+};
+
+struct ElementWalk {
+  std::vector<long long> startPtr;              // per row + 1
+  std::vector<int32_t> start;                   // the nodes each row's own walk starts from
+  std::vector<std::vector<ElementLink>> links;  // per element of the forest (those walked here)
+  long long linkCount = 0;  // links of the elements whose first patch is a row here (each counted once)
+};
+
+// The elements above `rows` walked at tolerance `dropBelow` (collective over nothing: every rank walks the
+// elements that hold one of its rows, each the same way, so that neither the rank nor the thread count shows).
+// Shadow rays with `seed` (counted in `counters`).
+ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &embree, const PatchTree &tree,
+                         const ElementForest &forest, const std::vector<long long> &rows, double dropBelow,
+                         uint64_t seed, FormFactorCounters &counters);
+
+// Patch i's share of the links of the elements above it, at its centroid: (node, value) appended to `links`,
+// elements from i's parent up.
+void TakeElementLinks(const ElementWalk &walk, const ElementForest &forest, const std::vector<Patch> &patches,
+                      int32_t i, std::vector<std::pair<int32_t, double>> &links);
+
+}  // namespace rad
