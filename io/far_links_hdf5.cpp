@@ -4,12 +4,149 @@
 #include <cmath>
 #include <memory>
 
+#include "formfactor/element_links.h"
 #include "formfactor/patch_tree.h"
 #include "io/sparse_rows.h"
 #include "util/agree.h"
 #include "util/error.h"
+#include "util/mpi_check.h"
 
 namespace rad {
+
+namespace {
+
+// The element links (ElementFarLinks) of f, each element's written once: by the rank of its first patch, which
+// holds it. element_link_ptr runs over every node of the forest.
+void WriteElementLinks(MPI_Comm comm, hid_t group, const FormFactorRows &f) {
+  const ElementFarLinks &e = f.links.elements;
+  const ElementForest &forest = *e.forest;
+  const size_t elements = forest.tree.nodes.size();
+  std::vector<long long> count(elements, 0), mine;
+  std::vector<int32_t> target;
+  std::vector<double> value, slope;
+  for (size_t m = 0; m < e.element.size(); ++m) {
+    const PatchTreeNode &node = forest.tree.nodes[size_t(e.element[m])];
+    const long long first = forest.tree.order[size_t(node.first)];
+    if (!std::binary_search(f.rows.begin(), f.rows.end(), first)) continue;
+    mine.push_back(e.element[m]);
+    count[size_t(e.element[m])] = e.ptr[m + 1] - e.ptr[m];
+    for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {
+      target.push_back(e.target[size_t(k)]);
+      value.push_back(e.value[size_t(k)]);
+      for (int a = 0; a < 3; ++a) slope.push_back(e.slope[3 * size_t(k) + size_t(a)]);
+    }
+  }
+  RAD_MPI(MPI_Allreduce(MPI_IN_PLACE, count.data(), int(elements), MPI_LONG_LONG, MPI_SUM, comm));
+  std::vector<long long> ptr(elements + 1, 0), ptr3(elements + 1, 0);
+  for (size_t k = 0; k < elements; ++k) {
+    ptr[k + 1] = ptr[k] + count[k];
+    ptr3[k + 1] = 3 * ptr[k + 1];
+  }
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  H5Handle ptrSet = Create1d(group, "element_link_ptr", H5T_STD_I64LE, (long long)ptr.size());
+  Write1d(ptrSet, 0, rank == 0 ? (long long)ptr.size() : 0, ptr.data(), H5T_NATIVE_LLONG);
+  H5Handle targetSet = Create1d(group, "element_link_target", H5T_STD_I32LE, ptr.back());
+  H5Handle valueSet = Create1d(group, "element_link_value", H5T_IEEE_F64LE, ptr.back());
+  H5Handle slopeSet = Create1d(group, "element_link_slope", H5T_IEEE_F64LE, 3 * ptr.back());
+  WriteRowRuns(targetSet, ptr, mine.data(), mine.size(), target.data(), H5T_NATIVE_INT32);
+  WriteRowRuns(valueSet, ptr, mine.data(), mine.size(), value.data(), H5T_NATIVE_DOUBLE);
+  WriteRowRuns(slopeSet, ptr3, mine.data(), mine.size(), slope.data(), H5T_NATIVE_DOUBLE);
+  // The elements themselves, for readers without this program: each one's patches and centre.
+  std::vector<int32_t> first(elements), patchCount(elements);
+  std::vector<double> centre(3 * elements);
+  for (size_t k = 0; k < elements; ++k) {
+    const PatchTreeNode &node = forest.tree.nodes[k];
+    first[k] = node.first;
+    patchCount[k] = node.count;
+    for (int a = 0; a < 3; ++a) centre[3 * k + size_t(a)] = node.areaCentroid[a];
+  }
+  const long long all = rank == 0 ? (long long)elements : 0;
+  Write1d(Create1d(group, "element_first", H5T_STD_I32LE, (long long)elements), 0, all, first.data(), H5T_NATIVE_INT32);
+  Write1d(Create1d(group, "element_count", H5T_STD_I32LE, (long long)elements), 0, all, patchCount.data(),
+          H5T_NATIVE_INT32);
+  Write1d(Create1d(group, "element_centre", H5T_IEEE_F64LE, 3 * (long long)elements), 0, 3 * all, centre.data(),
+          H5T_NATIVE_DOUBLE);
+  Write1d(Create1d(group, "element_order", H5T_STD_I32LE, (long long)forest.tree.order.size()), 0,
+          rank == 0 ? (long long)forest.tree.order.size() : 0, forest.tree.order.data(), H5T_NATIVE_INT32);
+  WriteDoubleAttribute(group, "element_links", double(ptr.back()));
+  WriteDoubleAttribute(group, "forest_nodes", double(elements));
+}
+
+// A 1-D dataset's length, or -1 when `name` is not there; InputError naming `path` when it is not 1-D.
+long long Length1d(hid_t file, const std::string &path, const char *name) {
+  if (H5Lexists(file, name, H5P_DEFAULT) <= 0) return -1;
+  H5Handle dset(RAD_H5(H5Dopen2(file, name, H5P_DEFAULT)));
+  H5Handle space(RAD_H5(H5Dget_space(dset)));
+  if (H5Sget_simple_extent_ndims(space) != 1) throw InputError(path + ": " + name + " is not 1-D");
+  hsize_t dims[1] = {0};
+  RAD_H5(H5Sget_simple_extent_dims(space, dims, nullptr));
+  return (long long)dims[0];
+}
+
+// The element links that f.rows read, when the file has them: the forest rebuilt from `patches`, element_link_ptr
+// read whole and checked, then the links of the elements above the rows. A problem is returned (empty: none).
+std::string ReadElementLinks(hid_t file, const std::string &path, const std::vector<Patch> &patches,
+                             long long treeNodes, FormFactorRows &f) {
+  H5QuietErrors quiet;
+  const long long ptrLength = Length1d(file, path, "/formfactors/element_link_ptr");
+  if (ptrLength < 0) return "";
+  auto forest = std::make_shared<const ElementForest>(BuildElementForest(patches));
+  const long long elements = (long long)forest->tree.nodes.size();
+  if (ptrLength != elements + 1)
+    return "/formfactors/element_link_ptr has " + std::to_string(ptrLength) + " values, but this program builds " +
+           std::to_string(elements) + " elements from its patches (a file from another version?)";
+  const long long links = Length1d(file, path, "/formfactors/element_link_target");
+  if (links < 0 || Length1d(file, path, "/formfactors/element_link_value") != links ||
+      Length1d(file, path, "/formfactors/element_link_slope") != 3 * links)
+    return "/formfactors/element_link_target, element_link_value and element_link_slope (3 per link) must all be "
+           "there and agree in length";
+  std::vector<long long> ptr(static_cast<size_t>(ptrLength));
+  {
+    H5Handle dset(RAD_H5(H5Dopen2(file, "/formfactors/element_link_ptr", H5P_DEFAULT)));
+    RAD_H5(H5Dread(dset, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptr.data()));
+  }
+  for (long long k = 0; k < elements; ++k)
+    if (ptr[size_t(k) + 1] < ptr[size_t(k)] || ptr[0] != 0)
+      return "/formfactors/element_link_ptr decreases at element " + std::to_string(k) + " (or does not start at 0)";
+  if (ptr.back() != links)
+    return "/formfactors/element_link_ptr ends at " + std::to_string(ptr.back()) + " but there are " +
+           std::to_string(links) + " element links";
+  // The elements above this rank's rows that hold links, ascending, and their links.
+  std::vector<uint8_t> above(size_t(elements), 0);
+  for (long long i : f.rows)
+    for (int32_t e = forest->leafOf[size_t(i)]; e >= 0; e = forest->parent[size_t(e)]) above[size_t(e)] = 1;
+  std::vector<long long> held, ptr3(ptr.size());
+  for (long long e = 0; e < elements; ++e)
+    if (above[size_t(e)] && ptr[size_t(e) + 1] > ptr[size_t(e)]) held.push_back(e);
+  for (size_t k = 0; k < ptr.size(); ++k) ptr3[k] = 3 * ptr[k];
+  long long count = 0;
+  for (long long e : held) count += ptr[size_t(e) + 1] - ptr[size_t(e)];
+  std::vector<int32_t> target(static_cast<size_t>(count));
+  std::vector<double> value(static_cast<size_t>(count)), slope(3 * static_cast<size_t>(count));
+  auto read = [&](const char *name, const std::vector<long long> &runs, void *data, hid_t type) {
+    H5Handle dset(RAD_H5(H5Dopen2(file, name, H5P_DEFAULT)));
+    ReadRowRuns(dset, runs, held.data(), held.size(), data, type);
+  };
+  read("/formfactors/element_link_target", ptr, target.data(), H5T_NATIVE_INT32);
+  read("/formfactors/element_link_value", ptr, value.data(), H5T_NATIVE_DOUBLE);
+  read("/formfactors/element_link_slope", ptr3, slope.data(), H5T_NATIVE_DOUBLE);
+  std::vector<std::vector<ElementLink>> perElement(static_cast<size_t>(elements));
+  size_t k = 0;
+  for (long long e : held)
+    for (long long c = ptr[size_t(e)]; c < ptr[size_t(e) + 1]; ++c, ++k) {
+      const ElementLink l{target[k], value[k], Vec3{slope[3 * k], slope[3 * k + 1], slope[3 * k + 2]}};
+      if (l.target < 0 || l.target >= treeNodes || !std::isfinite(l.value) || !std::isfinite(l.slope[0]) ||
+          !std::isfinite(l.slope[1]) || !std::isfinite(l.slope[2]))
+        return "/formfactors/element_link_*: link " + std::to_string(c) + " (element " + std::to_string(e) +
+               ") names node " + std::to_string(l.target) + " with value " + std::to_string(l.value);
+      perElement[size_t(e)].push_back(l);
+    }
+  f.links.elements = HoldElementLinks(forest, perElement, f.rows, patches);
+  return "";
+}
+
+}  // namespace
 
 void WriteFarLinks(MPI_Comm comm, hid_t file, const FormFactorRows &f) {
   RAD_CHECK(!f.links.Empty() && f.links.tree, "WriteFarLinks: no far links");
@@ -35,19 +172,16 @@ void WriteFarLinks(MPI_Comm comm, hid_t file, const FormFactorRows &f) {
   }
   WriteDoubleAttribute(group, "far_links", double(links.total));
   WriteDoubleAttribute(group, "tree_nodes", double(f.links.tree->nodes.size()));
+  if (f.links.elements.forest) WriteElementLinks(comm, group, f);
 }
 
 std::vector<long long> InspectFarLinks(hid_t file, const std::string &path, long long n) {
   H5QuietErrors quiet;
   if (H5Lexists(file, "/formfactors/link_ptr", H5P_DEFAULT) <= 0) return {};
-  auto length = [&](const char *name) -> long long {
-    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) throw InputError(path + ": far links without " + name);
-    H5Handle dset(RAD_H5(H5Dopen2(file, name, H5P_DEFAULT)));
-    H5Handle space(RAD_H5(H5Dget_space(dset)));
-    if (H5Sget_simple_extent_ndims(space) != 1) throw InputError(path + ": " + name + " is not 1-D");
-    hsize_t dims[1] = {0};
-    RAD_H5(H5Sget_simple_extent_dims(space, dims, nullptr));
-    return (long long)dims[0];
+  auto length = [&](const char *name) {
+    const long long found = Length1d(file, path, name);
+    if (found < 0) throw InputError(path + ": far links without " + name);
+    return found;
   };
   if (length("/formfactors/link_ptr") != n + 1)
     throw InputError(path + ": /formfactors/link_ptr must have N + 1 = " + std::to_string(n + 1) + " values");
@@ -105,6 +239,8 @@ void ReadFarLinks(MPI_Comm comm, hid_t file, const std::string &path, const std:
       problem = "/formfactors/link_target or link_value: link " + std::to_string(k) + " of this rank's rows names " +
                 "target " + std::to_string(t) + " with value " + std::to_string(links.value[k]);
   }
+  AgreeOrThrow(comm, problem.empty(), path + ": " + problem);
+  problem = ReadElementLinks(file, path, patches, nodeCount, f);
   AgreeOrThrow(comm, problem.empty(), path + ": " + problem);
   links.tree = std::move(tree);
   links.area.resize(patches.size());

@@ -3,9 +3,19 @@
 //   /formfactors/link_target int32 [L]    >= 0: a node of the patch tree BuildPatchTree makes of /patches
 //                                         (median splits, leaves of 8); < 0: patch -(t+1)
 //   /formfactors/link_value  float64 [L]  the estimated sum of the row's F over the target's patches
-// and the attributes far_links (L) and tree_nodes. The tree is not stored: the same patches give the same tree,
-// and the reader checks its node count. B reaches row i through a link as the area-weighted mean of B over the
-// target's patches (far_links.h).
+// and the attributes far_links (L) and tree_nodes; and the links held by elements of the polygons (element_links.h):
+//   /formfactors/element_link_ptr    int64 [E+1]  element e's links (e a node of the ElementForest that
+//                                                 BuildElementForest makes of /patches, E its node count)
+//   /formfactors/element_link_target int32 [K]    a node of the patch tree
+//   /formfactors/element_link_value  float64 [K]  the link's estimate at the element's area-weighted centre
+//   /formfactors/element_link_slope  float64 [3K] its gradient along the element's plane (x, y, z per link)
+//   /formfactors/element_order int32 [N], element_first, element_count int32 [E], element_centre float64 [3E]:
+//                                    element e's patches are element_order[first, first + count), its centre the
+//                                    area-weighted mean of their centroids
+// with the attributes element_links (K) and forest_nodes (E): row i reads the links of every element that holds
+// its patch at its centroid, value + slope . (centroid - element centre). Neither tree is stored: the same patches
+// give the same trees, and the reader checks their sizes. B reaches row i through a link as the area-weighted
+// mean of B over the target's patches (far_links.h).
 #pragma once
 
 #include <mpi.h>

@@ -52,6 +52,37 @@ long long SelectRowRuns(hid_t fileSpace, const std::vector<long long> &ptr, cons
   return elements;
 }
 
+namespace {
+
+template <typename Transfer>
+void TransferRowRuns(hid_t dset, const std::vector<long long> &ptr, const long long *rows, size_t count,
+                     Transfer &&transfer) {
+  H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
+  const long long selected = SelectRowRuns(fileSpace, ptr, rows, count);
+  const hsize_t memDims[1] = {hsize_t(std::max<long long>(selected, 1))};
+  H5Handle memSpace(RAD_H5(H5Screate_simple(1, memDims, nullptr)));
+  if (selected == 0) RAD_H5(H5Sselect_none(memSpace));
+  H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
+  RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+  transfer(memSpace, fileSpace, dxpl);
+}
+
+}  // namespace
+
+void WriteRowRuns(hid_t dset, const std::vector<long long> &ptr, const long long *rows, size_t count, const void *data,
+                  hid_t memType) {
+  TransferRowRuns(dset, ptr, rows, count, [&](hid_t mem, hid_t file, hid_t dxpl) {
+    RAD_H5(H5Dwrite(dset, memType, mem, file, dxpl, data));
+  });
+}
+
+void ReadRowRuns(hid_t dset, const std::vector<long long> &ptr, const long long *rows, size_t count, void *data,
+                 hid_t memType) {
+  TransferRowRuns(dset, ptr, rows, count, [&](hid_t mem, hid_t file, hid_t dxpl) {
+    RAD_H5(H5Dread(dset, memType, mem, file, dxpl, data));
+  });
+}
+
 void WriteStringAttribute(hid_t object, const std::string &name, const std::string &value) {
   H5Handle type(RAD_H5(H5Tcopy(H5T_C_S1)));
   RAD_H5(H5Tset_size(type, value.empty() ? 1 : value.size()));

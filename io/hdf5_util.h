@@ -58,6 +58,13 @@ void Write1d(hid_t dset, long long start, long long count, const void *data, hid
 // row pointers; adjacent runs merge into one) and returns the elements selected; none when that is 0.
 long long SelectRowRuns(hid_t fileSpace, const std::vector<long long> &ptr, const long long *rows, size_t count);
 
+// Collective: those runs of the 1-D `dset` (SelectRowRuns) written from, or read into, `data` (one after the
+// other; `data` holds their total, which may be 0 on some ranks).
+void WriteRowRuns(hid_t dset, const std::vector<long long> &ptr, const long long *rows, size_t count, const void *data,
+                  hid_t memType);
+void ReadRowRuns(hid_t dset, const std::vector<long long> &ptr, const long long *rows, size_t count, void *data,
+                 hid_t memType);
+
 bool HasAttribute(hid_t object, const std::string &name);
 // Throw InputError (without the file's name: callers add it) if the attribute has an unreadable type.
 std::string ReadStringAttribute(hid_t object, const std::string &name);

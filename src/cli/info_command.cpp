@@ -93,6 +93,11 @@ void PrintCsrSummary(const RadiosityFileReader &file) {
   if (links) {
     const std::vector<double> linkPtr = file.ReadDoubles("/formfactors/link_ptr");
     std::printf(", %lld far links", linkPtr.empty() ? 0LL : (long long)linkPtr.back());
+    if (file.Has("/formfactors/element_link_ptr")) {
+      const std::vector<double> elementPtr = file.ReadDoubles("/formfactors/element_link_ptr");
+      std::printf(" and %lld held by %zu elements", elementPtr.empty() ? 0LL : (long long)elementPtr.back(),
+                  elementPtr.empty() ? size_t(0) : elementPtr.size() - 1);
+    }
   }
   std::printf("\n");
   for (const auto &[k, v] : file.DatasetAttributes("/formfactors")) std::printf("  %s = %s\n", k.c_str(), OneLine(v).c_str());

@@ -124,13 +124,41 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
   return walk;
 }
 
-void TakeElementLinks(const ElementWalk &walk, const ElementForest &forest, const std::vector<Patch> &patches,
-                      int32_t i, std::vector<std::pair<int32_t, double>> &links) {
-  const Vec3 x = patches[size_t(i)].centroid;
-  for (int32_t e = forest.parent[size_t(forest.leafOf[size_t(i)])]; e >= 0; e = forest.parent[size_t(e)]) {
-    const Vec3 offset = x - forest.tree.nodes[size_t(e)].areaCentroid;
-    for (const ElementLink &l : walk.links[size_t(e)]) links.emplace_back(l.target, l.value + Dot(l.slope, offset));
+ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
+                                 const std::vector<std::vector<ElementLink>> &links, const std::vector<long long> &rows,
+                                 const std::vector<Patch> &patches) {
+  ElementFarLinks held;
+  const ElementForest &f = *forest;
+  // The elements with links above the rows, ascending, numbered in `index`.
+  std::vector<int32_t> index(f.tree.nodes.size(), -1);
+  for (long long i : rows)
+    for (int32_t e = f.leafOf[size_t(i)]; e >= 0; e = f.parent[size_t(e)])
+      if (!links[size_t(e)].empty()) index[size_t(e)] = 0;
+  held.ptr.assign(1, 0);
+  for (size_t e = 0; e < index.size(); ++e) {
+    if (index[e] < 0) continue;
+    index[e] = int32_t(held.element.size());
+    held.element.push_back(int32_t(e));
+    for (const ElementLink &l : links[e]) {
+      held.target.push_back(l.target);
+      held.value.push_back(l.value);
+      for (int a = 0; a < 3; ++a) held.slope.push_back(l.slope[a]);
+    }
+    held.ptr.push_back((long long)held.target.size());
   }
+  held.rowPtr.assign(1, 0);
+  for (long long i : rows) {
+    const Vec3 x = patches[size_t(i)].centroid;
+    for (int32_t e = f.leafOf[size_t(i)]; e >= 0; e = f.parent[size_t(e)]) {
+      if (index[size_t(e)] < 0) continue;
+      held.rowElement.push_back(index[size_t(e)]);
+      const Vec3 offset = x - f.tree.nodes[size_t(e)].areaCentroid;
+      for (int a = 0; a < 3; ++a) held.rowOffset.push_back(offset[a]);
+    }
+    held.rowPtr.push_back((long long)held.rowElement.size());
+  }
+  held.forest = std::move(forest);
+  return held;
 }
 
 }  // namespace rad

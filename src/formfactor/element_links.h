@@ -8,14 +8,17 @@
 // the node agree (all seen or all hidden; a hidden node takes no link). Else the node is opened (when larger
 // than the element) or handed down to the element's halves, and at a single patch the row's own walk
 // (sparse_form_factors.h) starts from what was handed down. A link holds the node's estimate at the element's
-// area-weighted centre and its gradient along the element's plane; each row takes it at its own centroid.
+// area-weighted centre and its gradient along the element's plane; each row reads it at its own centroid
+// (ElementFarLinks, form_factor_rows.h).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
+#include "formfactor/form_factor_rows.h"
 #include "formfactor/patch_tree.h"
 
 namespace rad {
@@ -40,9 +43,11 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
                          const ElementForest &forest, const std::vector<long long> &rows, double dropBelow,
                          uint64_t seed, FormFactorCounters &counters);
 
-// Patch i's share of the links of the elements above it, at its centroid: (node, value) appended to `links`,
-// elements from i's parent up.
-void TakeElementLinks(const ElementWalk &walk, const ElementForest &forest, const std::vector<Patch> &patches,
-                      int32_t i, std::vector<std::pair<int32_t, double>> &links);
+// The links that `rows` read, per element of the forest (`links`, as WalkElements leaves them, or as read from
+// a file), held once per element: the elements above the rows that have links, and per row its elements (from
+// its leaf up) with its centroid's offset from each one's centre.
+ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
+                                 const std::vector<std::vector<ElementLink>> &links, const std::vector<long long> &rows,
+                                 const std::vector<Patch> &patches);
 
 }  // namespace rad

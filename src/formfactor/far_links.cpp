@@ -34,14 +34,33 @@ void NodeMeans(const FarLinks &links, const double *x, std::vector<double> &mean
   for (size_t k = 0; k < area.size(); ++k) means[k] = area[k] > 0 ? weighted[k] / area[k] : 0.0;
 }
 
+void GatherElementLinks(const FarLinks &links, const std::vector<double> &means, std::vector<double> &gathered) {
+  const ElementFarLinks &e = links.elements;
+  gathered.assign(4 * e.element.size(), 0.0);
+  for (size_t m = 0; m < e.element.size(); ++m) {
+    double *g = &gathered[4 * m];
+    for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {
+      const double mean = means[size_t(e.target[size_t(k)])];
+      g[0] += e.value[size_t(k)] * mean;
+      for (int a = 0; a < 3; ++a) g[1 + a] += e.slope[3 * size_t(k) + size_t(a)] * mean;
+    }
+  }
+}
+
 std::vector<long long> ExpandedEntryBounds(const FormFactorRows &f) {
   std::vector<long long> bounds(f.RowCount(), 0);
+  const ElementFarLinks &e = f.links.elements;
   for (size_t r = 0; r < f.RowCount(); ++r) {
     long long b = f.indptr[r + 1] - f.indptr[r];
     for (long long k = f.links.ptr[r]; k < f.links.ptr[r + 1]; ++k) {
       const int32_t t = f.links.target[size_t(k)];
       b += t >= 0 ? f.links.tree->nodes[size_t(t)].count : 1;
     }
+    if (!e.Empty())
+      for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {
+        const size_t m = size_t(e.rowElement[size_t(q)]);
+        for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) b += f.links.tree->nodes[size_t(e.target[size_t(k)])].count;
+      }
     bounds[r] = std::min<long long>(b, f.n);
   }
   return bounds;
@@ -62,6 +81,14 @@ void ExpandFarLinks(FormFactorRows &f) {
     if (!touched[size_t(j)]) touched[size_t(j)] = 1, used.push_back(j);
     row[size_t(j)] += v;
   };
+  auto spread = [&](int32_t t, double v) {  // over node t's patches by area
+    const PatchTreeNode &node = tree.nodes[size_t(t)];
+    for (int32_t q = node.first; q < node.first + node.count; ++q) {
+      const int32_t j = tree.order[size_t(q)];
+      add(j, v * f.links.area[size_t(j)] / nodeArea[size_t(t)]);
+    }
+  };
+  const ElementFarLinks &elements = f.links.elements;
   for (size_t r = 0; r < f.RowCount(); ++r) {
     used.clear();
     for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e) add(f.columns[size_t(e)], f.f64[size_t(e)]);
@@ -72,12 +99,14 @@ void ExpandFarLinks(FormFactorRows &f) {
         add(-(t + 1), v);
         continue;
       }
-      const PatchTreeNode &node = tree.nodes[size_t(t)];
-      for (int32_t q = node.first; q < node.first + node.count; ++q) {
-        const int32_t j = tree.order[size_t(q)];
-        add(j, v * f.links.area[size_t(j)] / nodeArea[size_t(t)]);
-      }
+      spread(t, v);
     }
+    if (!elements.Empty())
+      for (long long q = elements.rowPtr[r]; q < elements.rowPtr[r + 1]; ++q) {
+        const size_t m = size_t(elements.rowElement[size_t(q)]);
+        for (long long k = elements.ptr[m]; k < elements.ptr[m + 1]; ++k)
+          spread(elements.target[size_t(k)], elements.Read(size_t(q), k));
+      }
     std::sort(used.begin(), used.end());
     for (int32_t j : used) {
       columns.push_back(j);

@@ -18,6 +18,20 @@ inline double LinkedValue(const FarLinks &links, long long k, const double *x, c
   return t >= 0 ? means[size_t(t)] : x[size_t(-(t + 1))];
 }
 
+// Per element held in links.elements, what its links gather from `means` (NodeMeans of x): 4 values each, the
+// sum of value x mean and of slope x mean (3), in link order.
+void GatherElementLinks(const FarLinks &links, const std::vector<double> &means, std::vector<double> &gathered);
+
+// Local row r's share of what its elements gathered (GatherElementLinks), read at its centroid.
+inline double ElementShare(const ElementFarLinks &e, size_t r, const std::vector<double> &gathered) {
+  double sum = 0;
+  for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {
+    const double *g = &gathered[4 * size_t(e.rowElement[size_t(q)])], *d = &e.rowOffset[3 * size_t(q)];
+    sum += g[0] + g[1] * d[0] + g[2] * d[1] + g[3] * d[2];
+  }
+  return sum;
+}
+
 // Per local row of f (CSR with far links), the entries it would hold with its far links spread over their
 // targets' patches: at most its stored entries plus the patches of each link's target (an upper bound: a link
 // may land on columns already stored).

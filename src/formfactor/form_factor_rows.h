@@ -15,22 +15,55 @@
 namespace rad {
 
 struct PatchTree;
+struct ElementForest;
+
+// Far links held by elements of the polygons (the hierarchical operator's receivers, element_links.h): every
+// row below an element reads the element's links at its own centroid, value + slope . offset, so that a link is
+// stored once for the element rather than once per row.
+struct ElementFarLinks {
+  std::shared_ptr<const ElementForest> forest;
+  std::vector<int32_t> element;     // forest nodes with links above a row here, ascending
+  std::vector<long long> ptr;       // element.size() + 1: element m's links are [ptr[m], ptr[m + 1])
+  std::vector<int32_t> target;      // a node of FarLinks::tree
+  std::vector<double> value;        // the estimated sum of F over the target's patches at the element's centre
+  std::vector<double> slope;        // 3 per link: its gradient along the element's plane
+  std::vector<long long> rowPtr;    // per local row + 1: the row's elements are [rowPtr[r], rowPtr[r + 1])
+  std::vector<int32_t> rowElement;  // index into `element`, from the row's leaf up
+  std::vector<double> rowOffset;    // 3 per (row, element): the row's centroid less the element's centre
+  bool Empty() const { return element.empty(); }
+  // Link k as the row's element q (an index into rowElement) reads it.
+  double Read(size_t q, long long k) const {
+    const double *d = &rowOffset[3 * q], *g = &slope[3 * size_t(k)];
+    return value[size_t(k)] + g[0] * d[0] + g[1] * d[1] + g[2] * d[2];
+  }
+  double Sum(size_t r) const {
+    double sum = 0;
+    if (!Empty())
+      for (long long q = rowPtr[r]; q < rowPtr[r + 1]; ++q) {
+        const size_t m = size_t(rowElement[size_t(q)]);
+        for (long long k = ptr[m]; k < ptr[m + 1]; ++k) sum += Read(size_t(q), k);
+      }
+    return sum;
+  }
+};
 
 // The far field of the hierarchical operator: per row, links to the tree nodes and single patches that the
-// walk left out, each carrying the estimated sum of the row's entries over its patches. B reaches a row
-// through a link as the area-weighted mean of B over the link's patches (far_links.h).
+// walk left out, each carrying the estimated sum of the row's entries over its patches, and the links of the
+// elements above the row. B reaches a row through a link as the area-weighted mean of B over the link's
+// patches (far_links.h).
 struct FarLinks {
   std::vector<long long> ptr;     // local rows + 1; empty: no far links
   std::vector<int32_t> target;    // >= 0: node of `tree`; < 0: patch -(target + 1)
   std::vector<double> value;      // the estimated sum of F over the target's patches
   std::shared_ptr<const PatchTree> tree;
   std::vector<double> area;       // per patch: the means' weights
+  ElementFarLinks elements;
   bool Empty() const { return ptr.empty(); }
   double Sum(size_t r) const {
     double sum = 0;
     if (!Empty())
       for (long long k = ptr[r]; k < ptr[r + 1]; ++k) sum += value[size_t(k)];
-    return sum;
+    return sum + elements.Sum(r);
   }
 };
 

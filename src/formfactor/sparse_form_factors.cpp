@@ -89,8 +89,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
-                          const RowOwners *owners, const ElementForest *elements, const ElementWalk *walk) {
-  RAD_CHECK((walk == nullptr || (farLinks && elements != nullptr)), "ComputeSparseRowsCpu: elements take far links only");
+                          const RowOwners *owners, const ElementWalk *walk) {
+  RAD_CHECK(walk == nullptr || farLinks, "ComputeSparseRowsCpu: elements take far links only");
   if (!(dropBelow > 0)) throw InputError("the sparse operator needs a drop threshold above 0");
   RAD_CHECK(candidateCounts.size() == out.rows.size(), "ComputeSparseRowsCpu: one candidate count per row");
   const size_t local = out.rows.size();
@@ -151,7 +151,6 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
       RAD_CHECK(k == start[r + 1], "ComputeSparseRowsCpu: fewer candidates than counted");
       std::sort(columns.begin() + start[r], columns.begin() + start[r + 1]);
       s.candidates += start[r + 1] - start[r];
-      if (walk != nullptr) TakeElementLinks(*walk, *elements, g.patches, i, rowLinks[r]);
     });
   }
 

@@ -61,14 +61,13 @@ constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (f
 // "sparse walk" and "sparse form factors" in `timers`.
 // With `farLinks` (the hierarchical operator), every evaluated entry is kept, and what the walk skips becomes
 // out.links (targets and values; the caller sets links.tree and links.area) instead of dropped sums: the far
-// field is transported, through the same estimates, rather than lost. With `walk` (WalkElements over
-// `elements`, far links only), each row's walk starts where its elements left it, and the row takes its
-// elements' links at its centroid (element_links.h).
+// field is transported, through the same estimates, rather than lost. With `walk` (WalkElements, far links
+// only), each row's walk starts where its elements left it; the caller holds the elements' links
+// (HoldElementLinks, element_links.h) in out.links.elements.
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
-                          const RowOwners *owners = nullptr, const ElementForest *elements = nullptr,
-                          const ElementWalk *walk = nullptr);
+                          const RowOwners *owners = nullptr, const ElementWalk *walk = nullptr);
 
 }  // namespace rad

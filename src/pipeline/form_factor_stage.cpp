@@ -281,10 +281,12 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   SparseCounters mine;
   AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
     ComputeSparseRowsCpu(geometry_, *embree, *tree_, candidateCounts_, WalkThreshold(), Hierarchical(), ff, f_,
-                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elements_.get(), elementWalk_.get());
-    if (elementWalk_) mine.elementLinks = elementWalk_->linkCount;
+                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get());
   });
   if (Hierarchical()) {
+    mine.elementLinks = elementWalk_->linkCount;
+    f_.links.elements = HoldElementLinks(elements_, elementWalk_->links, f_.rows, geometry_.patches);
+    elementWalk_.reset();  // its links are held by the elements above this rank's rows now
     f_.links.tree = tree_;
     f_.links.area.resize(geometry_.patches.size());
     for (size_t j = 0; j < geometry_.patches.size(); ++j) f_.links.area[j] = geometry_.patches[j].area;
@@ -451,7 +453,7 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.strings["dropped_row_sum"] =
       Hierarchical()
           ? "per row, 0: the hierarchical operator drops nothing; what its walk skips is in the far links "
-            "(link_ptr, link_target, link_value)"
+            "(link_ptr, link_target, link_value) and the element links (element_link_*)"
           : "per row, the entries left out: those evaluated and below --drop-below both ways (exact), the patches "
             "skipped by their bound (point kernel at the centroids, one shadow ray between them) and the tree nodes "
             "skipped (cluster estimate from their area-weighted centres, opened where wide for their distance, "

@@ -47,7 +47,10 @@ class CsrSweeps {
     const size_t m = s_.F->rows.size();
     const FarLinks &links = s_.F->links;
     if (!links.Empty())
-      for (int c = 0; c < 3; ++c) NodeMeans(links, start_.c[c].data(), means_[c]);
+      for (int c = 0; c < 3; ++c) {
+        NodeMeans(links, start_.c[c].data(), means_[c]);
+        GatherElementLinks(links, means_[c], elementGathered_[c]);
+      }
     if (method_ == SolverMethod::kJacobi) {
       tbb::parallel_for(size_t(0), m, [&](size_t r) {
         double t[3];
@@ -78,7 +81,8 @@ class CsrSweeps {
   void Exchange() { GatherInto(comm_, setup_.exchange, packed_, gathered_, x_); }
 
  private:
-  // The far links' share of row r (hierarchical operator), read from B^k: node means and patch values.
+  // The far links' share of row r (hierarchical operator), read from B^k: node means and patch values, and
+  // what the elements above the row gathered from them, read at its centroid.
   void AddFarField(size_t r, double out[3]) const {
     const FarLinks &links = s_.F->links;
     if (links.Empty()) return;
@@ -86,6 +90,7 @@ class CsrSweeps {
       double sum = 0;
       for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k)
         sum += links.value[size_t(k)] * LinkedValue(links, k, start_.c[c].data(), means_[c]);
+      if (!links.elements.Empty()) sum += ElementShare(links.elements, r, elementGathered_[c]);
       out[c] += sum;
     }
   }
@@ -104,7 +109,8 @@ class CsrSweeps {
   SolverMethod method_;
   ChannelVectors x_, start_;  // the newest values, and B^k
   std::vector<double> packed_, gathered_, residual_;
-  std::vector<double> means_[3];  // per tree node, B^k's area-weighted mean (far links)
+  std::vector<double> means_[3];     // per tree node, B^k's area-weighted mean (far links)
+  std::vector<double> elementGathered_[3];  // per element held, what its links gather from the means
 };
 
 }  // namespace

@@ -55,6 +55,21 @@ def dense_of(c, n):
     return m
 
 
+
+def element_far_field(group, centroids):
+    """Per patch, what the links of the elements holding it give its row: each element's patches
+    (element_order[first, first + count)) read value + slope . (centroid - element centre), summed over its links."""
+    ptr = group["element_link_ptr"][:]
+    value, slope = group["element_link_value"][:], group["element_link_slope"][:].reshape(-1, 3)
+    order, first, count = group["element_order"][:], group["element_first"][:], group["element_count"][:]
+    centre = group["element_centre"][:].reshape(-1, 3)
+    far = np.zeros(len(centroids))
+    for e in np.nonzero(ptr[1:] > ptr[:-1])[0]:
+        patches = order[first[e]:first[e] + count[e]]
+        links = slice(ptr[e], ptr[e + 1])
+        far[patches] += value[links].sum() + (centroids[patches] - centre[e]) @ slope[links].sum(0)
+    return far
+
 class SparseOperatorTest(CliTestCase):
     @classmethod
     def setUpClass(cls):
@@ -217,7 +232,8 @@ class SparseOperatorTest(CliTestCase):
 
     def test_hierarchical_file_is_solved_as_run_solves_it(self):
         """`formfactors --operator hierarchical` writes the CSR entries and the far links (link_ptr, link_target,
-        link_value); their row sums are the dense rows' within the links' error; `solve` reads both back and gives
+        link_value, and the elements' element_link_* with the elements' patches and centres); their row sums are the
+        dense rows' within the links' error; `solve` reads both back and gives
         run's hierarchical B bit for bit (Gauss-Seidel on one rank, Jacobi on 1 and 2); export spreads the links
         into entries (the same operator); the dense readers refuse the file rather than leave out the far field."""
         ff = self.path("h.h5")
@@ -235,8 +251,11 @@ class SparseOperatorTest(CliTestCase):
             self.assertTrue(np.all(target < int(g.attrs["tree_nodes"])) and np.all(target >= -n))
             self.assertTrue(np.all(value > 0))
             data, indptr = g["data"][:], g["indptr"][:]
+            # The elements' links: each element's patches read them at their centroids.
+            elements = element_far_field(g, f["patches/centroid"][:])
+            self.assertGreater(int(g.attrs["element_links"]), 0)
         near = np.array([data[indptr[i]:indptr[i + 1]].sum() for i in range(n)])
-        far = np.array([value[ptr[i]:ptr[i + 1]].sum() for i in range(n)])
+        far = np.array([value[ptr[i]:ptr[i + 1]].sum() for i in range(n)]) + elements
         exact = self.F.sum(1)
         self.assertLess(np.abs(near + far - exact).mean(), 0.1 * np.abs(exact - near).mean())
         # `solve` on the file, against `run` with the same operator.
@@ -256,7 +275,8 @@ class SparseOperatorTest(CliTestCase):
         self.rad_ok(["run", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
                      "--save-formfactors", "--output-dir", saved, "--quiet"])
         with h5py.File(os.path.join(saved, "radiosity.h5"), "r") as f, h5py.File(ff, "r") as h:
-            for key in ("indptr", "indices", "data", "link_ptr", "link_target", "link_value"):
+            for key in ("indptr", "indices", "data", "link_ptr", "link_target", "link_value", "element_link_ptr",
+                        "element_link_target", "element_link_value", "element_link_slope"):
                 self.assertTrue(np.array_equal(f["formfactors"][key][:], h["formfactors"][key][:]), key)
             self.assertTrue(np.array_equal(f["radiosity/B"][:], run_b))
         # export spreads each far link over its target's patches by area: the matrix the solver uses.
@@ -276,8 +296,13 @@ class SparseOperatorTest(CliTestCase):
                            ["far field"])
         # A damaged file: one line naming the file and the dataset, exit 2, nothing written.
         import shutil
+        first_element = int(np.nonzero(np.diff(h5py.File(ff, "r")["formfactors/element_link_ptr"][:]))[0][0])
         for name, damage, words in (("link_ptr", lambda a: a.__setitem__(5, a[6] + 3), ["link_ptr decreases"]),
-                                    ("link_target", lambda a: a.__setitem__(0, 1 << 30), ["link_target"])):
+                                    ("link_target", lambda a: a.__setitem__(0, 1 << 30), ["link_target"]),
+                                    ("element_link_ptr", lambda a: a.__setitem__(first_element + 1, a[-1] + 5),
+                                     ["element_link_ptr decreases"]),
+                                    ("element_link_value", lambda a: a.__setitem__(0, np.nan),
+                                     ["element_link_*", "element %d" % first_element])):
             bad = self.path("bad_%s.h5" % name)
             shutil.copy(ff, bad)
             with h5py.File(bad, "r+") as f:
