@@ -73,14 +73,16 @@ std::vector<int32_t> LocalRows(size_t n, const std::vector<long long> &rows) {
 
 std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
                                              const std::vector<long long> &rows, double dropBelow,
-                                             const ElementWalk *walk) {
+                                             const ElementWalk *walk, std::vector<long long> *skipped) {
   std::vector<long long> counts(rows.size(), 0);
+  if (skipped != nullptr) skipped->assign(rows.size(), 0);
   tbb::parallel_for(size_t(0), rows.size(), [&](size_t r) {
-    long long count = 0;
+    long long count = 0, skips = 0;
     const RowStart from = StartOf(walk, r);
     WalkRow(patches, tree, rows[r], from.nodes, from.count, dropBelow, [&](int32_t) { ++count; },
-            [](const PatchTreeNode &) {}, [](int32_t) {});
+            [&](const PatchTreeNode &) { ++skips; }, [&](int32_t) { ++skips; });
     counts[r] = count;
+    if (skipped != nullptr) (*skipped)[r] = skips;
   });
   return counts;
 }
@@ -89,7 +91,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
-                          const RowOwners *owners, const ElementWalk *walk) {
+                          const RowOwners *owners, const ElementWalk *walk,
+                          const std::vector<long long> *linkBounds) {
   RAD_CHECK(walk == nullptr || farLinks, "ComputeSparseRowsCpu: elements take far links only");
   if (!(dropBelow > 0)) throw InputError("the sparse operator needs a drop threshold above 0");
   RAD_CHECK(candidateCounts.size() == out.rows.size(), "ComputeSparseRowsCpu: one candidate count per row");
@@ -106,8 +109,22 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   std::vector<double> values(columns.size(), 0.0);
   std::vector<uint8_t> keep(columns.size(), 0);
   std::vector<double> dropped(local, 0.0);
-  std::vector<std::vector<std::pair<int32_t, double>>> rowLinks(farLinks ? local : 0);  // (target, value)
   const std::vector<int32_t> localRow = LocalRows(size_t(n), out.rows);
+  // Far links: each row's in one array over the rank's rows, sized by what its walk skips (each skip makes at
+  // most one link), so that nothing grows while rows are walked in parallel.
+  std::vector<long long> linkStart(farLinks ? local + 1 : 0, 0), linkEnd(farLinks ? local : 0);
+  std::vector<int32_t> linkTarget;
+  std::vector<double> linkValue;
+  if (farLinks) {
+    std::vector<long long> counted;
+    if (linkBounds == nullptr)
+      CountSparseCandidates(g.patches, tree, out.rows, dropBelow, walk, &counted);
+    const std::vector<long long> &bounds = linkBounds != nullptr ? *linkBounds : counted;
+    RAD_CHECK(bounds.size() == local, "ComputeSparseRowsCpu: one link bound per row");
+    for (size_t r = 0; r < local; ++r) linkStart[r + 1] = linkStart[r] + bounds[r];
+    linkTarget.resize(size_t(linkStart[local]));
+    linkValue.resize(linkTarget.size());
+  }
 
   {
     ScopedPhase phase(timers, "sparse walk");
@@ -115,7 +132,12 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
       SparseCounters &s = sparsePerThread.local();
       const int32_t i = int32_t(out.rows[r]);
       const Patch &pi = g.patches[size_t(i)];
-      long long k = start[r];
+      long long k = start[r], l = farLinks ? linkStart[r] : 0;
+      auto link = [&](int32_t target, double value) {
+        RAD_CHECK(l < linkStart[r + 1], "ComputeSparseRowsCpu: more far links than skips counted");
+        linkTarget[size_t(l)] = target;
+        linkValue[size_t(l++)] = value;
+      };
       auto candidate = [&](int32_t j) {
         RAD_CHECK(k < start[r + 1], "ComputeSparseRowsCpu: more candidates than counted");
         columns[size_t(k++)] = j;
@@ -130,7 +152,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
               estimate * VisibleShare(g.patches, &i, 1, tree, node, options.seed, occluded, traced).share;
           perThread.local().rays += traced;
           if (farLinks) {
-            if (value > 0) rowLinks[r].emplace_back(index, value);
+            if (value > 0) link(index, value);
           } else {
             dropped[r] += value;
           }
@@ -141,13 +163,14 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         const Patch &pj = g.patches[size_t(j)];
         const double estimate = PatchEstimate(pi, pj);
         if (estimate > 0 && !occluded(pi.centroid, pj.centroid)) {
-          if (farLinks) rowLinks[r].emplace_back(-(j + 1), estimate);
+          if (farLinks) link(-(j + 1), estimate);
           else dropped[r] += estimate;
         }
         ++s.patchesSkipped;
       };
       const RowStart from = StartOf(walk, r);
       WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, candidate, skipNode, skipPatch);
+      if (farLinks) linkEnd[r] = l;
       RAD_CHECK(k == start[r + 1], "ComputeSparseRowsCpu: fewer candidates than counted");
       std::sort(columns.begin() + start[r], columns.begin() + start[r + 1]);
       s.candidates += start[r + 1] - start[r];
@@ -350,16 +373,21 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   }
   out.dropped = std::move(dropped);
   out.links = FarLinks{};
-  if (farLinks) {
+  if (farLinks) {  // each row's links moved to the front, in place (a row's never start after its slots)
     out.links.ptr.assign(1, 0);
+    long long at = 0;
     for (size_t r = 0; r < local; ++r) {
-      for (const auto &[target, value] : rowLinks[r]) {
-        out.links.target.push_back(target);
-        out.links.value.push_back(value);
+      for (long long k = linkStart[r]; k < linkEnd[r]; ++k, ++at) {
+        linkTarget[size_t(at)] = linkTarget[size_t(k)];
+        linkValue[size_t(at)] = linkValue[size_t(k)];
       }
-      out.links.ptr.push_back((long long)out.links.target.size());
-      s.links += (long long)rowLinks[r].size();
+      out.links.ptr.push_back(at);
     }
+    s.links += at;
+    linkTarget.resize(size_t(at));
+    linkValue.resize(size_t(at));
+    out.links.target = std::move(linkTarget);
+    out.links.value = std::move(linkValue);
   }
   for (const FormFactorCounters &c : perThread) counters.Add(c);
   for (const SparseCounters &t : sparsePerThread) sparse.Add(t);

@@ -42,14 +42,18 @@ struct SparseCounters {
 };
 
 // Per row of `rows`, the candidates the walk at threshold `dropBelow` leaves to the kernel (a walk of the tree
-// without the kernel; with `walk`, each row from where the elements above it left it, element_links.h): an upper bound on the row's entries, for the memory check before anything is computed.
+// without the kernel; with `walk`, each row from where the elements above it left it, element_links.h), and in
+// `skipped` the nodes and patches each row skips: an upper bound on its far links (hierarchical operator): an upper bound on the row's entries, for the memory check before anything is computed.
 std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
                                              const std::vector<long long> &rows, double dropBelow,
-                                             const ElementWalk *walk = nullptr);
+                                             const ElementWalk *walk = nullptr,
+                                             std::vector<long long> *skipped = nullptr);
 
 // Bytes per candidate that ComputeSparseRowsCpu holds at its peak (column, value and flag; float rows add
 // their narrowed copy).
 constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (floatRows ? 4 : 0); }
+// And per far link it may make (a skip of the walk): target and value.
+constexpr double kBytesPerFarLink = 4 + 8;
 
 // With `owners`, the other rows are on the other ranks of owners->comm, each calling this collectively, and a
 // pair whose rows are on two ranks is evaluated once too (the rank of the row ComputesPair picks answers the
@@ -63,11 +67,13 @@ constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (f
 // out.links (targets and values; the caller sets links.tree and links.area) instead of dropped sums: the far
 // field is transported, through the same estimates, rather than lost. With `walk` (WalkElements, far links
 // only), each row's walk starts where its elements left it; the caller holds the elements' links
-// (HoldElementLinks, element_links.h) in out.links.elements.
+// (HoldElementLinks, element_links.h) in out.links.elements. `linkBounds`: the rows' skips (CountSparseCandidates),
+// counted here when not given.
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
-                          const RowOwners *owners = nullptr, const ElementWalk *walk = nullptr);
+                          const RowOwners *owners = nullptr, const ElementWalk *walk = nullptr,
+                          const std::vector<long long> *linkBounds = nullptr);
 
 }  // namespace rad

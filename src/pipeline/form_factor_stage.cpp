@@ -226,7 +226,8 @@ void FormFactorJob::PrepareSparse() {
   }
   {
     ScopedPhase phase(exec_.Timers(), "sparse candidates");
-    candidateCounts_ = CountSparseCandidates(geometry_.patches, *tree_, f_.rows, WalkThreshold(), elementWalk_.get());
+    candidateCounts_ = CountSparseCandidates(geometry_.patches, *tree_, f_.rows, WalkThreshold(), elementWalk_.get(),
+                                             Hierarchical() ? &linkBounds_ : nullptr);
   }
   candidates_ = 0;
   for (long long c : candidateCounts_) candidates_ += c;
@@ -234,12 +235,18 @@ void FormFactorJob::PrepareSparse() {
   // The entries, per row four doubles, per patch its data and tree share, and the operator check's dense rows.
   const double checkBytes = double(std::min<long long>(o_.checkRows, (long long)f_.RowCount())) *
                             double(patchCount_) * sizeof(double);
-  const double need = checkBytes + double(candidates_) * entryBytes + double(f_.RowCount()) * 4 * sizeof(double) +
-                      double(patchCount_) * (kBytesPerPatch + sizeof(PatchSphere) + 2 * sizeof(int32_t) +
-                                             sizeof(PatchTreeNode) / 4) +
-                      (elements_ ? double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) +
-                                                          sizeof(PatchSphere) + 3 * sizeof(void *))
-                                 : 0.0);
+  double need = checkBytes + double(candidates_) * entryBytes + double(f_.RowCount()) * 4 * sizeof(double) +
+                double(patchCount_) *
+                    (kBytesPerPatch + sizeof(PatchSphere) + 2 * sizeof(int32_t) + sizeof(PatchTreeNode) / 4);
+  // The hierarchical operator's elements, the far links (at most one per skip of a row's walk), and the
+  // elements' links with where each row starts.
+  if (elementWalk_) {
+    need += double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) + 3 * sizeof(void *));
+    double links = 0;
+    for (long long b : linkBounds_) links += double(b);
+    need += links * kBytesPerFarLink + double(elementWalk_->start.size()) * sizeof(int32_t);
+    for (const std::vector<ElementLink> &l : elementWalk_->links) need += double(l.size()) * 2 * sizeof(ElementLink);
+  }
   const std::string what = o_.input.Label();
   const double dropBelow = WalkThreshold();
   const char *thresholdName = Hierarchical() ? "--operator-tolerance" : "--drop-below";
@@ -281,7 +288,8 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   SparseCounters mine;
   AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
     ComputeSparseRowsCpu(geometry_, *embree, *tree_, candidateCounts_, WalkThreshold(), Hierarchical(), ff, f_,
-                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get());
+                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get(),
+                         Hierarchical() ? &linkBounds_ : nullptr);
   });
   if (Hierarchical()) {
     mine.elementLinks = elementWalk_->linkCount;

@@ -103,6 +103,7 @@ class FormFactorJob {
   std::shared_ptr<PatchTree> tree_;
   std::shared_ptr<ElementForest> elements_;    // the hierarchical operator's receivers
   std::unique_ptr<ElementWalk> elementWalk_;   // and their links
+  std::vector<long long> linkBounds_;           // per row, the far links it may make (its walk's skips)
   std::unique_ptr<EmbreeScene> embree_;
   std::vector<long long> candidateCounts_;  // per row
   long long candidates_ = 0;
