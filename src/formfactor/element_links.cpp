@@ -79,7 +79,11 @@ struct Walker {
       stack.pop_back();
       const PatchTreeNode &node = tree.nodes[size_t(index)];
       if (BehindPatch(receiver, node.sphere)) continue;
-      if (NodeBound(receiver, e.sphere, node) < dropBelow) {
+      const bool skippable = NodeBound(receiver, e.sphere, node) < dropBelow;
+      if (skippable && !EstimatedWhole(node)) {  // its children are linked, or handed down, each on its own
+        stack.push_back(node.right);
+        stack.push_back(node.left);
+      } else if (skippable) {
         const double gap = Length(node.sphere.center - e.sphere.center) - node.sphere.radius;
         if (!(e.sphere.radius <= kReceiverOpening * gap && Link(element, e, index))) handed.push_back(index);
       } else if (!node.IsLeaf() && node.sphere.radius > e.sphere.radius) {

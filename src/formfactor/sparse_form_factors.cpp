@@ -31,7 +31,7 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
     const PatchTreeNode &node = tree.nodes[size_t(stack.back())];
     stack.pop_back();
     if (BehindPatch(p, node.sphere)) continue;
-    if (NodeBound(p, sphere, node) < dropBelow) {
+    if (NodeBound(p, sphere, node) < dropBelow && EstimatedWhole(node)) {
       skipNode(node);
       continue;
     }
