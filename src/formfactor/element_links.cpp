@@ -35,7 +35,8 @@ struct Walker {
 
   bool HasRow(const PatchTreeNode &e) const { return before[size_t(e.first + e.count)] > before[size_t(e.first)]; }
 
-  // Node `index` for `element`: linked (true), or hidden from it (true, nothing to link); false: hand it down.
+  // Node `index` for `element`: linked (true), or hidden from all of it (true, nothing to link); false: hand it
+  // down.
   bool Link(int32_t element, const PatchTreeNode &e, int32_t index) {
     auto occluded = [&](Vec3 a, Vec3 b) { return embree.SegmentOccluded(a, b); };
     uint32_t traced = 0;
@@ -46,7 +47,7 @@ struct Walker {
     if (seen.share == 0) return true;
     Patch at = forest.Receiver(patches, element);
     const double value = OpenedClusterEstimate(patches, tree, at, index, kOpening);
-    if (!(value > 0)) return true;
+    if (!(value > 0)) return false;  // seen but nothing facing the centre: the patches may differ, let them decide
     // The slope along the plane, by central differences at half the element's radius.
     const Vec3 centre = at.centroid;
     const Vec3 u = Normalize(Cross(at.normal, std::fabs(at.normal[0]) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0}));

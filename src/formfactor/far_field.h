@@ -29,9 +29,10 @@ constexpr double kOpening = 0.1;
 
 // A node of more patches than this is never estimated whole: its children are, each with its own visible share
 // (32 samples say little of thousands of patches across a city). On a city of 102096 patches the operator
-// check's far-link error fell from 5.4e-3 to 2.7e-3 of a row (maximum 2.2e-2 to 1.2e-2), for 3 % more time and
-// 3 % more links; on 26284 patches from 7.0e-4 to 6.4e-4, B unchanged (6.2e-4 from the dense B).
-constexpr int32_t kMaxEstimatedPatches = 256;
+// check's far-link error per row was 5.4e-3 without this cap (maximum 2.2e-2), 2.7e-3 at 256 (1.2e-2, 3 % more
+// time) and 1.4e-3 at 64 (4.5e-3, 27 % more time than without, 13 % more links); on 26284 patches 256 took it
+// from 7.0e-4 to 6.4e-4 with B unchanged (6.2e-4 from the dense B).
+constexpr int32_t kMaxEstimatedPatches = 64;
 
 // Whether a node whose bound lets it be skipped may be estimated whole (else its children are walked).
 inline bool EstimatedWhole(const PatchTreeNode &node) { return node.count <= kMaxEstimatedPatches || node.IsLeaf(); }
