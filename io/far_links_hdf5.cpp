@@ -25,9 +25,7 @@ void WriteElementLinks(MPI_Comm comm, hid_t group, const FormFactorRows &f) {
   std::vector<int32_t> target;
   std::vector<double> value, slope;
   for (size_t m = 0; m < e.element.size(); ++m) {
-    const PatchTreeNode &node = forest.tree.nodes[size_t(e.element[m])];
-    const long long first = forest.tree.order[size_t(node.first)];
-    if (!std::binary_search(f.rows.begin(), f.rows.end(), first)) continue;
+    if (!std::binary_search(f.rows.begin(), f.rows.end(), (long long)forest.FirstPatch(e.element[m]))) continue;
     mine.push_back(e.element[m]);
     count[size_t(e.element[m])] = e.ptr[m + 1] - e.ptr[m];
     for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {

@@ -62,7 +62,7 @@ struct Walker {
       slope = slope + axis * ((ahead - behind) / (2 * h));
     }
     links[size_t(element)].push_back({index, value * seen.share, slope * seen.share});
-    if (localRow[size_t(forest.tree.order[size_t(e.first)])] >= 0) ++linkCount.local();
+    if (localRow[size_t(forest.FirstPatch(element))] >= 0) ++linkCount.local();
     return true;
   }
 
@@ -70,7 +70,7 @@ struct Walker {
     const PatchTreeNode &e = forest.tree.nodes[size_t(element)];
     if (!HasRow(e)) return;
     if (e.IsLeaf()) {
-      rowStart[size_t(localRow[size_t(forest.tree.order[size_t(e.first)])])] = candidates;
+      rowStart[size_t(localRow[size_t(forest.FirstPatch(element))])] = candidates;
       return;
     }
     const Patch receiver = forest.Receiver(patches, element);
@@ -105,8 +105,7 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
                          uint64_t seed, FormFactorCounters &counters) {
   ElementWalk walk;
   walk.links.resize(forest.tree.nodes.size());
-  std::vector<int32_t> localRow(patches.size(), -1);
-  for (size_t r = 0; r < rows.size(); ++r) localRow[size_t(rows[r])] = int32_t(r);
+  const std::vector<int32_t> localRow = LocalRows(patches.size(), rows);
   std::vector<int32_t> before(patches.size() + 1, 0);
   for (size_t k = 0; k < patches.size(); ++k)
     before[k + 1] = before[k] + (localRow[size_t(forest.tree.order[k])] >= 0 ? 1 : 0);

@@ -67,6 +67,13 @@ struct FarLinks {
   }
 };
 
+// Per patch of n, its place among a rank's `rows` (FormFactorRows::rows), or -1 where another rank has it.
+inline std::vector<int32_t> LocalRows(size_t n, const std::vector<long long> &rows) {
+  std::vector<int32_t> local(n, -1);
+  for (size_t r = 0; r < rows.size(); ++r) local[size_t(rows[r])] = int32_t(r);
+  return local;
+}
+
 enum class Precision { kDouble, kFloat };
 Precision ParsePrecision(const std::string &name);  // "double" | "float"; throws InputError
 const char *PrecisionName(Precision precision);

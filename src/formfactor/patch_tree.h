@@ -57,6 +57,9 @@ struct ElementForest {
   std::vector<int32_t> roots;   // per face with patches, its tree's root
   std::vector<int32_t> parent;  // per node, -1 at a root
   std::vector<int32_t> leafOf;  // per patch, its leaf
+  // The element's first patch in the forest's order: the rank that has it as a row counts and writes the
+  // element's links (every rank with a row below the element holds them).
+  int32_t FirstPatch(int32_t element) const { return tree.order[size_t(tree.nodes[size_t(element)].first)]; }
   // A stand-in patch for the element: its area-weighted centre, its face's plane and normal, the area of its
   // largest patch (what NodeBound asks of a receiver).
   Patch Receiver(const std::vector<Patch> &patches, int32_t element) const;

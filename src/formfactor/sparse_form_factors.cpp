@@ -62,13 +62,6 @@ RowStart StartOf(const ElementWalk *walk, size_t r) {
   return {walk->start.data() + walk->startPtr[r], size_t(walk->startPtr[r + 1] - walk->startPtr[r])};
 }
 
-// Per patch, its place among `rows`, or -1.
-std::vector<int32_t> LocalRows(size_t n, const std::vector<long long> &rows) {
-  std::vector<int32_t> local(n, -1);
-  for (size_t r = 0; r < rows.size(); ++r) local[size_t(rows[r])] = int32_t(r);
-  return local;
-}
-
 }  // namespace
 
 std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
