@@ -89,10 +89,22 @@ __global__ void VisibilityKernel(GeometryView g, BvhView bvh, const long long *r
   FlushBlockTallies(block, tallies);
 }
 
-struct NeedsRays {
+// The entries whose flag (pair_kernels.h: kEntryNeedsRays, kEntryDeferred) is `wanted`.
+struct FlagIs {
   const uint8_t *flags;
-  __device__ bool operator()(long long e) const { return flags[e] != 0; }
+  uint8_t wanted;
+  __device__ bool operator()(long long e) const { return flags[e] == wanted; }
 };
+
+// Puts the host's values of the deferred entries (k-th of `entries`) in place, with what each still needs.
+__global__ void ScatterEntries(const long long *entries, long long count, const double *values, const uint8_t *needs,
+                               double *chunkValues, uint8_t *chunkNeeds) {
+  const long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < count) {
+    chunkValues[entries[k]] = values[k];
+    chunkNeeds[entries[k]] = needs[k];
+  }
+}
 
 unsigned Blocks(long long threads) { return unsigned((threads + kBlock - 1) / kBlock); }
 
@@ -103,6 +115,8 @@ class DeviceEntries {
   DeviceEntries(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
                 const FormFactorOptions &options, PhaseTimers &timers)
       : options_(options),
+        hostView_(ViewOf(g)),
+        hostRows_(rows),
         n_((long long)g.patches.size()),
         chunkRows_(std::max(1LL, std::min((long long)rows.size(), kChunkEntries / n_))),
         patches_(g.patches),
@@ -141,14 +155,39 @@ class DeviceEntries {
     view_.convexSurfaceOfFace = convexSurfaceOfFace_.data();
     view_.occluderBvh = occluderBvh_->View();
     view_.occluderBvhBoxes = occluderBvhBoxes_.data();
+    limited_ = options.pair;
+    limited_.occludedWorkLimit = kDeviceOccludedWork;
   }
 
   long long ChunkRows() const { return chunkRows_; }
   long long StagingEntries() const { return kGpuStagingEntries; }
 
   void ComputeEntries(long long first, long long count) {
-    FormFactorKernel<<<Blocks(count * n_), kBlock>>>(view_, rows_.data() + first, count, options_.pair,
+    FormFactorKernel<<<Blocks(count * n_), kBlock>>>(view_, rows_.data() + first, count, limited_,
                                                      values_.data(), needsRays_.data(), tallies_.data());
+    RAD_CUDA_LAUNCH();
+    RAD_CUDA(cudaDeviceSynchronize());
+    FinishDeferredOnHost(first, count);
+  }
+
+  // The entries past the work limit: their indices down, their values computed on the host's cores without
+  // the limit (kernel_form_factors.h), and up again into place.
+  void FinishDeferredOnHost(long long first, long long count) {
+    const long long *end = thrust::copy_if(thrust::device, thrust::counting_iterator<long long>(0),
+                                           thrust::counting_iterator<long long>(count * n_), entries_.data(),
+                                           FlagIs{needsRays_.data(), kEntryDeferred});
+    const long long deferred = (long long)(end - entries_.data());
+    if (deferred == 0) return;
+    std::vector<long long> entries(size_t(deferred), 0);
+    std::vector<double> values(size_t(deferred), 0.0);
+    std::vector<uint8_t> needs(size_t(deferred), 0);
+    RAD_CUDA(cudaMemcpy(entries.data(), entries_.data(), size_t(deferred) * sizeof(long long), cudaMemcpyDeviceToHost));
+    ComputeEntriesOnHost(hostView_, hostRows_.data() + first, n_, entries.data(), deferred, options_.pair,
+                         values.data(), needs.data(), hostCounters_);
+    const DeviceBuffer<double> deviceValues(values);
+    const DeviceBuffer<uint8_t> deviceNeeds(needs);
+    ScatterEntries<<<Blocks(deferred), kBlock>>>(entries_.data(), deferred, deviceValues.data(), deviceNeeds.data(),
+                                                 values_.data(), needsRays_.data());
     RAD_CUDA_LAUNCH();
     RAD_CUDA(cudaDeviceSynchronize());
   }
@@ -157,7 +196,7 @@ class DeviceEntries {
     // The entries that need rays, compacted so that every thread of the ray kernel has work.
     const long long *end = thrust::copy_if(thrust::device, thrust::counting_iterator<long long>(0),
                                            thrust::counting_iterator<long long>(count * n_), entries_.data(),
-                                           NeedsRays{needsRays_.data()});
+                                           FlagIs{needsRays_.data(), kEntryNeedsRays});
     const long long traced = (long long)(end - entries_.data());
     pairsRayTraced_ += traced;
     if (traced > 0) {
@@ -185,10 +224,15 @@ class DeviceEntries {
     counters.pairsOverCapacity += (long long)t.overCapacity;
     counters.pairsAtDepthLimit += (long long)t.atDepthLimit;
     counters.pairsRayTraced += pairsRayTraced_;
+    counters.Add(hostCounters_);
   }
 
  private:
   const FormFactorOptions &options_;
+  const GeometryView hostView_;              // the same geometry in host memory, for the deferred entries
+  const std::vector<long long> &hostRows_;
+  PairSettings limited_;                     // options_.pair with the device's work limit
+  FormFactorCounters hostCounters_;          // the deferred entries' counts
   const long long n_, chunkRows_;
   DeviceBuffer<Patch> patches_;
   DeviceBuffer<Occluder> occluders_;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # GPU benchmark (issue 4), for a machine with a CUDA device (one rank, one GPU):
+#  - exact visibility on the Cornell box at --subdiv 1, GPU and CPU: how the device's work limit holds the tail;
 #  - form factors of the reference scene (meshes/cornell_sphere.obj) at subdiv 3 (2944 patches, the paper's
 #    workload: 32 shadow rays per pair that may be occluded) and 4 (11776 patches): time per phase, shadow
 #    rays per second, and agreement with the CPU backend (largest entry difference, entries that differ);
@@ -52,6 +53,28 @@ print(f"  GPU vs CPU: largest entry difference {d.max():.3g}, entries differing 
       f"{int((d > 1e-9).sum())} of {d.size}; row sums differ by at most {np.abs(g.sum(1) - c.sum(1)).max():.3g}")
 PY
 done
+
+# Exact visibility on the unsplit-ish Cornell box: a few occluded entries cost a core tenths of a second, and
+# one GPU thread 150-250 times that; past the device's work limit they are finished on the host's cores
+# (pair_kernels.h, kDeviceOccludedWork). Before that limit the GPU took 23 s here and the CPU 1 s (H200).
+echo
+echo "exact visibility, meshes/cornell_box.obj --subdiv 1 (68 patches; entries past the GPU's work limit go to the host):"
+for backend in gpu cpu; do
+  mpirun --bind-to none -n 1 "$build/radiosity" formfactors --input meshes/cornell_box.obj --subdiv 1 \
+    --backend "$backend" --output "$out/box_$backend.h5" --timings "$out/box_$backend.json" --quiet
+  "$python" - "$out/box_$backend.json" "$backend" <<'PY2'
+import json, sys
+t = json.load(open(sys.argv[1])); c = t["counters"]
+total = [p for p in t["phases"] if p["name"] == "total"][0]["max"]
+print(f"  {sys.argv[2]}: total {total:.3f} s; pairs finished on host cores: {c.get('pairs finished on host cores', '-')}")
+PY2
+done
+"$python" - "$out/box_gpu.h5" "$out/box_cpu.h5" <<'PY2'
+import sys, h5py, numpy as np
+g = h5py.File(sys.argv[1], "r")["formfactors/F"][:]; c = h5py.File(sys.argv[2], "r")["formfactors/F"][:]
+print(f"  GPU vs CPU: largest entry difference {np.abs(g - c).max():.3g}")
+PY2
+
 echo
 mpirun -n 1 "$build/radiosity_bench_gpu_solver" 2944 11776
 echo

@@ -32,6 +32,7 @@ struct FormFactorCounters {
   long long rays = 0;              // shadow rays traced (once per unordered pair computed)
   long long evaluations = 0;      // point-to-polygon contour evaluations (once per unordered pair computed)
   long long nodePairs = 0;        // point-to-point kernel evaluations of the node-pair rules (likewise)
+  long long pairsDeferred = 0;    // entries past the GPU's work limit, finished on the host (pair_kernels.h)
 
   // Counts entry (i, j) of a computed pair, and its work.
   void Add(const PairResult &p) {
@@ -56,6 +57,7 @@ struct FormFactorCounters {
     rays += c.rays;
     evaluations += c.evaluations;
     nodePairs += c.nodePairs;
+    pairsDeferred += c.pairsDeferred;
   }
 };
 

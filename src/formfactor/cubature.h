@@ -33,6 +33,9 @@ struct QuadratureSettings {
   // Pairs at least this many emitter diameters apart may take a fixed rule without refinement, the cheapest
   // whose error at their separation is within the tolerance (FarFieldPoints); 1e30 turns that off.
   double wellSeparatedRatio = 1.0;
+  // Evaluations after which the adaptive cubature gives up (CubatureResult::abandoned); 0: no limit. Only the
+  // GPU's occluded entries set it (pair.h, OccludedFormFactor), so that one costly entry does not hold a launch.
+  int maxEvaluations = 0;
 };
 
 // The refinement stops when the estimates add up to this fraction of the tolerance. The degree-5 rule's error
@@ -49,6 +52,7 @@ struct CubatureResult {
   double integral = 0;
   int evaluations = 0;  // integrand evaluations spent (for statistics)
   bool hitDepthLimit = false;
+  bool abandoned = false;  // settings.maxEvaluations was reached: `integral` is not the result
 };
 
 namespace cubature {
@@ -371,6 +375,10 @@ RAD_HD inline CubatureResult AdaptivePolygonIntegral(const ConvexPolygon &domain
 
   const double floor = settings.absoluteTolerance * PolygonArea(domain);
   for (;;) {
+    if (settings.maxEvaluations > 0 && result.evaluations > settings.maxEvaluations) {
+      result.abandoned = true;
+      return result;
+    }
     double integral = 0, error = 0, worstError = -1;
     int worst = 0;
     for (int k = 0; k < count; ++k) {

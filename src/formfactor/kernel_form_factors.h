@@ -10,6 +10,8 @@
 #include "accel/bvh.h"
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/geometry.h"
+#include "formfactor/geometry_view.h"
+#include "formfactor/pair_result.h"
 
 namespace rad {
 
@@ -17,6 +19,15 @@ namespace rad {
 void ComputeRowsWithPairKernels(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
                                 const FormFactorOptions &options, std::vector<double> &out,
                                 FormFactorCounters &counters);
+
+// Computes the listed entries of a chunk of rows (entry e: row rows[e / n], column e % n) on the host's threads
+// with `settings`, writing the k-th one's value and what it still needs (kEntryDone or kEntryNeedsRays) to
+// values[k] and needs[k]: where the GPU and its host stand-in finish the entries past the device's work limit
+// (kDeviceOccludedWork), without that limit. Always on the host, so that an entry's bits never depend on how
+// many others were deferred with it (that is, on the rank's rows).
+void ComputeEntriesOnHost(const GeometryView &view, const long long *rows, long long n, const long long *entries,
+                          long long count, const PairSettings &settings, double *values, uint8_t *needs,
+                          FormFactorCounters &counters);
 
 // Scales each row to sum to 1 (the reference paper's --normalize-rows); shared by the backends.
 void NormalizeRow(double *row, long long n);

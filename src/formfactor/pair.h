@@ -143,10 +143,15 @@ constexpr int kMaxEmitterPieces = 32;
 // none of the receiver and contribute exactly 0, and the pieces around it are cut along its edges. When the
 // occluders hide something only from a part of the emitter, the cubature runs over that part alone and
 // integrates what they hide there, which is taken from the unoccluded factor.
+//
+// `workLimit` (PairSettings::occludedWorkLimit; 0: none): the pieces' evaluations, each weighted by one plus the
+// occluders it clips the receiver against (its cost grows with them), after which the pair gives up
+// (`abandoned`, no value). Stopping never changes a pair that finishes: the same steps run in the same order.
 RAD_HD RAD_DEVICE_NOINLINE inline UnoccludedResult OccludedFormFactor(const ClippedPair &cp, const Patch &emitter,
                                                                       const Patch &receiver, const GeometryView &g,
                                                                       const int32_t *candidates, int count,
-                                                                      const QuadratureSettings &q) {
+                                                                      const QuadratureSettings &q,
+                                                                      double workLimit = 0) {
   // The tolerance is relative to the pair's unoccluded factor: a pair that is 99.9 % blocked owes the rows it
   // belongs to an error relative to the light it could carry, not to the little that gets through (refining
   // that to 1e-5 of itself took most of the exact kernel's time on the reference scene, and it still stopped
@@ -244,6 +249,20 @@ RAD_HD RAD_DEVICE_NOINLINE inline UnoccludedResult OccludedFormFactor(const Clip
     total.nodePairs += r.nodePairs;
     total.hitDepthLimit = total.hitDepthLimit || r.hitDepthLimit;
   };
+  double work = open.evaluations;
+  // The settings of a cubature that clips against `occluders`, within what is left of the work limit.
+  auto within = [&](int occluders, bool &spent) {
+    QuadratureSettings limited = pieceSettings;
+    spent = false;
+    if (workLimit > 0) {
+      const double left = (workLimit - work) / (1 + occluders);
+      spent = left < 1;
+      limited.maxEvaluations = int(Smaller(left, 1e9));
+    }
+    return limited;
+  };
+  UnoccludedResult abandoned;
+  abandoned.abandoned = true;
   for (int p = 0; p < pieceCount; ++p) {
     const ClippedPair piece{pieces[p], cp.receiver};
     // A piece is smaller than the emitter: of the pair's occluders, only those reaching into the piece's own
@@ -262,12 +281,24 @@ RAD_HD RAD_DEVICE_NOINLINE inline UnoccludedResult OccludedFormFactor(const Clip
     const VisibleReceiverFactor f{&frame,          &cp.receiver,   emitter.normal, g.occluders,
                                   pieceCandidates, pieceOccluders, blockedForm,    silhouettes,
                                   silhouetteCount};
-    add(AdaptiveEmitterIntegral(piece, emitter.area, pieceSettings, f, kNoFarField));
+    bool spent;
+    const QuadratureSettings limited = within(pieceOccluders, spent);
+    if (spent) return abandoned;
+    const UnoccludedResult r = AdaptiveEmitterIntegral(piece, emitter.area, limited, f, kNoFarField);
+    if (r.abandoned) return abandoned;
+    work += double(r.evaluations) * (1 + pieceOccluders);
+    add(r);
   }
   // In the umbra all is hidden: nothing to add to what is seen, the unoccluded integrand to what is hidden.
-  if (blockedForm && umbra.n > 0)
-    add(AdaptiveEmitterIntegral(ClippedPair{umbra, cp.receiver}, emitter.area, pieceSettings,
-                                WholeReceiverFactor{&cp.receiver, emitter.normal}, kNoFarField));
+  if (blockedForm && umbra.n > 0) {
+    bool spent;
+    const QuadratureSettings limited = within(0, spent);
+    if (spent) return abandoned;
+    const UnoccludedResult r = AdaptiveEmitterIntegral(ClippedPair{umbra, cp.receiver}, emitter.area, limited,
+                                                       WholeReceiverFactor{&cp.receiver, emitter.normal}, kNoFarField);
+    if (r.abandoned) return abandoned;
+    add(r);
+  }
   if (blockedForm) {
     total.formFactor = open.formFactor - total.formFactor;
     total.hitDepthLimit = total.hitDepthLimit || open.hitDepthLimit;
@@ -334,7 +365,12 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
     // One call for either side, so that the device code holds one copy of the occluded kernel.
     const bool overReceiver = IntegrateOverReceiver(cp, e, x, g, candidates, count);  // same occluders, other way
     const ClippedPair side = overReceiver ? ClippedPair{cp.receiver, cp.emitter} : cp;
-    u = OccludedFormFactor(side, overReceiver ? x : e, overReceiver ? e : x, g, candidates, count, s.quadrature);
+    u = OccludedFormFactor(side, overReceiver ? x : e, overReceiver ? e : x, g, candidates, count, s.quadrature,
+                           s.occludedWorkLimit);
+    if (u.abandoned) {
+      r.deferred = true;
+      return r;
+    }
     if (overReceiver) u.formFactor *= x.area / e.area;  // F_ex from F_xe
     r.occluded = true;
   }

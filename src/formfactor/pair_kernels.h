@@ -24,12 +24,24 @@ struct BvhSegmentOccluded {
   RAD_HD bool operator()(Vec3 from, Vec3 to) const { return SegmentOccludedBvh(bvh, from, to); }
 };
 
-// Entry (i, j): writes the factor and whether it needs rays; returns the pair's result for the tallies.
+// What an entry still needs once its kernel has run: nothing, shadow rays, or to be computed again without the
+// device's work limit (PairResult::deferred).
+constexpr uint8_t kEntryDone = 0, kEntryNeedsRays = 1, kEntryDeferred = 2;
+
+// The device's limit on one occluded entry's work (PairSettings::occludedWorkLimit). A GPU thread runs these
+// integrals some 150 to 250 times slower than a CPU core (seen on an H200: the Cornell box at --subdiv 1 took
+// 23 s on the GPU and 1 s on the CPU, its slowest entry 0.14 s on one core), and a launch lasts as long as its
+// slowest thread; entries past the limit are finished on the host's cores. From radiosity_bench_pair_cost: on
+// the Cornell box at --subdiv 1 it leaves 240 of 4624 entries (88 % of the work) to the host and the slowest
+// kept costs 2.8 ms of a core; on the reference scene (--subdiv 3) 838 of 8.7 million (10 %).
+constexpr double kDeviceOccludedWork = 5000;
+
+// Entry (i, j): writes the factor and what it still needs; returns the pair's result for the tallies.
 RAD_HD inline PairResult FormFactorEntry(const GeometryView &g, int i, int j, const PairSettings &s, double &value,
-                                         uint8_t &needsRays) {
+                                         uint8_t &needs) {
   const PairResult p = FormFactorPair(g, i, j, s);
   value = p.value;
-  needsRays = p.needsRays ? 1 : 0;
+  needs = p.deferred ? kEntryDeferred : p.needsRays ? kEntryNeedsRays : kEntryDone;
   return p;
 }
 

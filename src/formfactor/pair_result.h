@@ -21,6 +21,10 @@ inline const char *VisibilityName(VisibilityMethod method) {
 struct PairSettings {
   QuadratureSettings quadrature;
   VisibilityMethod visibility = VisibilityMethod::kExact;
+  // Work after which an occluded entry is given up and left to the host (PairResult::deferred), in integrand
+  // evaluations weighted by the occluders each one clips against (OccludedFormFactor); 0: no limit. The GPU sets
+  // it (kDeviceOccludedWork, pair_kernels.h): one thread is some 200 times slower than a CPU core on these.
+  double occludedWorkLimit = 0;
 };
 
 struct PairResult {
@@ -30,6 +34,7 @@ struct PairResult {
   bool occluded = false;   // occluders were found and the exact visible-region integral was taken
   bool overCapacity = false;  // more than kMaxPairOccluders candidates: left to shadow rays
   bool hitDepthLimit = false; // the cubature stopped at its depth limit somewhere
+  bool deferred = false;   // occludedWorkLimit was reached: no value; the entry is to be computed without it
   int evaluations = 0;     // point-to-polygon evaluations
   int nodePairs = 0;       // point-to-point kernel evaluations of the node-pair rules
 };

@@ -113,6 +113,7 @@ struct UnoccludedResult {
   int evaluations = 0;    // point-to-polygon evaluations spent (for statistics)
   int nodePairs = 0;      // point-to-point kernel evaluations of the node-pair rules (point_pair_rule.h)
   bool hitDepthLimit = false;
+  bool abandoned = false;  // a cubature reached QuadratureSettings::maxEvaluations: no result
 };
 
 // 1/A_i times the integral of pointFactor(x) over the clipped emitter of `pair` (cubature.h). `emitterArea` is
@@ -136,6 +137,7 @@ RAD_HD inline UnoccludedResult AdaptiveEmitterIntegral(const ClippedPair &pair, 
   result.formFactor = c.integral / emitterArea;
   result.evaluations = c.evaluations;
   result.hitDepthLimit = c.hitDepthLimit;
+  result.abandoned = c.abandoned;
   return result;
 }
 

@@ -380,10 +380,10 @@ void FormFactorJob::Run() {
 
   long long mine[] = {counters_.pairsExchanging, counters_.pairsRayTraced, counters_.pairsOccluded,
                       counters_.pairsOverCapacity, counters_.pairsAtDepthLimit, counters_.rays,
-                      counters_.evaluations, counters_.nodePairs};
+                      counters_.evaluations, counters_.nodePairs, counters_.pairsDeferred};
   long long all[std::size(mine)] = {};
   MPI_Allreduce(mine, all, int(std::size(mine)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7]};
+  totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7], all[8]};
   // Pairs that did not get what was asked of them are said, never hidden (also in the file's attributes).
   if (exec_.Talks() && totals_.pairsOverCapacity > 0)
     std::fprintf(stderr,
@@ -499,6 +499,8 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   timers_.SetCounter("shadow rays", double(counters_.rays));
   timers_.SetCounter("contour evaluations", double(counters_.evaluations));
   timers_.SetCounter("node-pair evaluations", double(counters_.nodePairs));
+  if (exec_.UsedBackend() == Backend::kGpu)  // entries past the device's work limit (pair_kernels.h)
+    timers_.SetCounter("pairs finished on host cores", double(counters_.pairsDeferred));
   // Rays per second: all ranks' rays over the slowest rank's visibility phase.
   double rays = double(counters_.rays), allRays = 0, visibility = timers_.Get("visibility rays"), slowest = 0;
   MPI_Allreduce(&rays, &allRays, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
