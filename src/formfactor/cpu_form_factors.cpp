@@ -106,7 +106,7 @@ void ComputeRows(const FormFactorGeometry &g, const EmbreeScene &embree, const s
   {
     ScopedPhase phase(timers, "visibility rays");
     Progress progress("form factors (shadow rays)", (long long)local, showProgress);
-    auto occluded = [&](Vec3 a, Vec3 b) { return embree.SegmentOccluded(a, b); };
+    const EmbreeShadowRays occluded{embree};
     tbb::parallel_for(tbb::blocked_range<size_t>(0, local, 1), [&](const tbb::blocked_range<size_t> &range) {
       FormFactorCounters &c = perThread.local();
       for (size_t r = range.begin(); r != range.end(); ++r) {

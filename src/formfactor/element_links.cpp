@@ -38,7 +38,7 @@ struct Walker {
   // Node `index` for `element`: linked (true), or hidden from all of it (true, nothing to link); false: hand it
   // down.
   bool Link(int32_t element, const PatchTreeNode &e, int32_t index) {
-    auto occluded = [&](Vec3 a, Vec3 b) { return embree.SegmentOccluded(a, b); };
+    const EmbreeShadowRays occluded{embree};
     uint32_t traced = 0;
     const VisibleShareResult seen = VisibleShare(patches, forest.tree.order.data() + e.first, e.count, tree,
                                                  tree.nodes[size_t(index)], seed, occluded, traced);

@@ -19,6 +19,33 @@ EmbreeScene::EmbreeScene(const Scene &scene) {
   rtcCommitScene(scene_);
 }
 
+void EmbreeScene::SegmentsOccluded(const Vec3 *from, const Vec3 *to, int count, bool *hidden) const {
+  RAD_CHECK(count >= 0 && count <= kSegmentPacket, "EmbreeScene::SegmentsOccluded: more segments than a packet");
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  context.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
+  alignas(64) RTCRay16 rays;
+  alignas(64) int valid[kSegmentPacket];
+  for (int l = 0; l < kSegmentPacket; ++l) {
+    valid[l] = l < count ? -1 : 0;
+    const Vec3 a = l < count ? from[l] : Vec3{}, d = l < count ? to[l] - from[l] : Vec3{0, 0, 1};
+    rays.org_x[l] = float(a.x);
+    rays.org_y[l] = float(a.y);
+    rays.org_z[l] = float(a.z);
+    rays.dir_x[l] = float(d.x);
+    rays.dir_y[l] = float(d.y);
+    rays.dir_z[l] = float(d.z);
+    rays.tnear[l] = kSegmentTrim;
+    rays.tfar[l] = 1.0f - kSegmentTrim;
+    rays.time[l] = 0;
+    rays.mask[l] = 0xFFFFFFFFu;
+    rays.id[l] = 0;
+    rays.flags[l] = 0;
+  }
+  rtcOccluded16(valid, scene_, &context, &rays);
+  for (int l = 0; l < count; ++l) hidden[l] = rays.tfar[l] < 0;  // Embree sets tfar to -inf on a hit
+}
+
 EmbreeScene::~EmbreeScene() {
   if (scene_) rtcReleaseScene(scene_);
 }

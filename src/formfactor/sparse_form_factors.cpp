@@ -93,7 +93,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   const long long n = (long long)g.patches.size();
   tbb::enumerable_thread_specific<FormFactorCounters> perThread;
   tbb::enumerable_thread_specific<SparseCounters> sparsePerThread;
-  auto occluded = [&](Vec3 a, Vec3 b) { return embree.SegmentOccluded(a, b); };
+  const EmbreeShadowRays occluded{embree};
 
   // Each row's candidates (columns ascending) and values side by side, in one array over the rank's rows.
   std::vector<long long> start(local + 1, 0);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "formfactor/sampling.h"
 #include "scene/patch.h"
@@ -16,30 +17,61 @@
 
 namespace rad {
 
+// How many shadow rays an occlusion test takes at once: 1 for a plain callable `bool (Vec3 from, Vec3 to)` (the
+// GPU's BVH, one ray per thread), its kRaysAtOnce for a tester that also takes a packet,
+// `void (const Vec3 *from, const Vec3 *to, int count, bool *hidden)` (Embree on the CPU, EmbreeShadowRays:
+// coherent rays of one pair traced together, 2 to 4 times as fast as one by one).
+template <class Fn, class = void>
+struct RaysAtOnce {
+  static constexpr int value = 1;
+};
+template <class Fn>
+struct RaysAtOnce<Fn, std::void_t<decltype(Fn::kRaysAtOnce)>> {
+  static constexpr int value = Fn::kRaysAtOnce;
+};
+
 template <class OccludedFn>
 RAD_HD double VisibleFraction(const Patch &first, const Patch &second, uint32_t i, uint32_t j, uint64_t seed,
                               uint32_t rayCount, OccludedFn &&occluded, uint32_t &raysTraced) {
+  constexpr int kGroup = RaysAtOnce<std::decay_t<OccludedFn>>::value;
   const bool swap = j < i;
   const Patch &pi = swap ? second : first, &pj = swap ? first : second;
   const PairSampleSet set = MakePairSampleSet(seed, swap ? j : i, swap ? i : j);
   double weightSum = 0, visibleSum = 0;
   uint32_t unweightedVisible = 0, unweightedCount = 0;
-  for (uint32_t k = 0; k < rayCount; ++k) {
-    double u[4], ji, jj;
-    PairSample(set, k, rayCount, u);
-    const Vec3 x = SquareToPatch(pi.corners, pi.cornerCount, u[0], u[1], ji);
-    const Vec3 y = SquareToPatch(pj.corners, pj.cornerCount, u[2], u[3], jj);
-    const Vec3 d = y - x;
-    const double r2 = LengthSquared(d);
-    const double ci = Dot(pi.normal, d), cj = -Dot(pj.normal, d);
-    if (ci <= 0 || cj <= 0 || r2 <= 0) continue;
-    const double w = ci * cj / (r2 * r2) * ji * jj;
-    ++raysTraced;
-    const bool visible = !occluded(x, y);
-    weightSum += w;
-    if (visible) visibleSum += w;
-    ++unweightedCount;
-    if (visible) ++unweightedVisible;
+  // The rays in groups of kGroup: sampled, traced together, then summed in the order of k, so that the sums do
+  // not depend on the group size (only which rays hit may, where two tracers disagree at a grazing hit).
+  for (uint32_t k0 = 0; k0 < rayCount; k0 += kGroup) {
+    Vec3 from[kGroup], to[kGroup];
+    double weight[kGroup] = {};
+    bool hidden[kGroup] = {};
+    int count = 0;
+    for (uint32_t k = k0; k < rayCount && k < k0 + kGroup; ++k) {
+      double u[4], ji, jj;
+      PairSample(set, k, rayCount, u);
+      const Vec3 x = SquareToPatch(pi.corners, pi.cornerCount, u[0], u[1], ji);
+      const Vec3 y = SquareToPatch(pj.corners, pj.cornerCount, u[2], u[3], jj);
+      const Vec3 d = y - x;
+      const double r2 = LengthSquared(d);
+      const double ci = Dot(pi.normal, d), cj = -Dot(pj.normal, d);
+      if (ci <= 0 || cj <= 0 || r2 <= 0) continue;
+      from[count] = x;
+      to[count] = y;
+      weight[count++] = ci * cj / (r2 * r2) * ji * jj;
+    }
+    if constexpr (kGroup == 1) {
+      if (count == 1) hidden[0] = occluded(from[0], to[0]);
+    } else if (count > 0) {
+      occluded(from, to, count, hidden);
+    }
+    for (int m = 0; m < count; ++m) {
+      ++raysTraced;
+      const bool visible = !hidden[m];
+      weightSum += weight[m];
+      if (visible) visibleSum += weight[m];
+      ++unweightedCount;
+      if (visible) ++unweightedVisible;
+    }
   }
   if (weightSum > 0 && visibleSum <= weightSum) return visibleSum / weightSum;
   if (unweightedCount > 0) return double(unweightedVisible) / unweightedCount;
