@@ -47,19 +47,33 @@ RAD_HD RAD_INLINE void PairSample(const PairSampleSet &set, uint32_t k, uint32_t
 // map; quads the bilinear map, which for the parallelograms produced by subdividing a rectangle or
 // parallelogram is area-preserving too. `jacobian` is the local area scale relative to uniform (1 for both
 // maps on parallelograms; the bilinear map's ratio for general quads).
-RAD_HD RAD_INLINE Vec3 SquareToPatch(const Vec3 *c, int count, double u, double v, double &jacobian) {
-  if (count == 3) {
-    const double su = sqrt(u);
-    jacobian = 1;
-    return c[0] * (1 - su) + c[1] * (su * (1 - v)) + c[2] * (su * v);
+// The map of one patch, with what does not depend on the point (a quad's mean area scale) computed once: a
+// pair's shadow rays take many points on the same two patches.
+struct PatchMap {
+  const Vec3 *c;
+  int count;
+  double total = 0;  // quads: the mean of the bilinear map's area scale (twice the area over two triangles)
+  RAD_HD RAD_INLINE PatchMap(const Vec3 *corners, int cornerCount) : c(corners), count(cornerCount) {
+    if (count != 3)
+      total = 0.5 * (Length(Cross(c[1] - c[0], c[2] - c[0])) + Length(Cross(c[2] - c[0], c[3] - c[0])));
   }
-  const Vec3 p = c[0] * ((1 - u) * (1 - v)) + c[1] * (u * (1 - v)) + c[2] * (u * v) + c[3] * ((1 - u) * v);
-  const Vec3 du = (c[1] - c[0]) * (1 - v) + (c[2] - c[3]) * v;
-  const Vec3 dv = (c[3] - c[0]) * (1 - u) + (c[2] - c[1]) * u;
-  const double local = Length(Cross(du, dv));
-  const double total = 0.5 * (Length(Cross(c[1] - c[0], c[2] - c[0])) + Length(Cross(c[2] - c[0], c[3] - c[0])));
-  jacobian = total > 0 ? local / total : 1;
-  return p;
+  RAD_HD RAD_INLINE Vec3 At(double u, double v, double &jacobian) const {
+    if (count == 3) {
+      const double su = sqrt(u);
+      jacobian = 1;
+      return c[0] * (1 - su) + c[1] * (su * (1 - v)) + c[2] * (su * v);
+    }
+    const Vec3 p = c[0] * ((1 - u) * (1 - v)) + c[1] * (u * (1 - v)) + c[2] * (u * v) + c[3] * ((1 - u) * v);
+    const Vec3 du = (c[1] - c[0]) * (1 - v) + (c[2] - c[3]) * v;
+    const Vec3 dv = (c[3] - c[0]) * (1 - u) + (c[2] - c[1]) * u;
+    const double local = Length(Cross(du, dv));
+    jacobian = total > 0 ? local / total : 1;
+    return p;
+  }
+};
+
+RAD_HD RAD_INLINE Vec3 SquareToPatch(const Vec3 *c, int count, double u, double v, double &jacobian) {
+  return PatchMap(c, count).At(u, v, jacobian);
 }
 
 }  // namespace rad

@@ -37,6 +37,7 @@ RAD_HD double VisibleFraction(const Patch &first, const Patch &second, uint32_t 
   const bool swap = j < i;
   const Patch &pi = swap ? second : first, &pj = swap ? first : second;
   const PairSampleSet set = MakePairSampleSet(seed, swap ? j : i, swap ? i : j);
+  const PatchMap mapI(pi.corners, pi.cornerCount), mapJ(pj.corners, pj.cornerCount);
   double weightSum = 0, visibleSum = 0;
   uint32_t unweightedVisible = 0, unweightedCount = 0;
   // The rays in groups of kGroup: sampled, traced together, then summed in the order of k, so that the sums do
@@ -49,8 +50,8 @@ RAD_HD double VisibleFraction(const Patch &first, const Patch &second, uint32_t 
     for (uint32_t k = k0; k < rayCount && k < k0 + kGroup; ++k) {
       double u[4], ji, jj;
       PairSample(set, k, rayCount, u);
-      const Vec3 x = SquareToPatch(pi.corners, pi.cornerCount, u[0], u[1], ji);
-      const Vec3 y = SquareToPatch(pj.corners, pj.cornerCount, u[2], u[3], jj);
+      const Vec3 x = mapI.At(u[0], u[1], ji);
+      const Vec3 y = mapJ.At(u[2], u[3], jj);
       const Vec3 d = y - x;
       const double r2 = LengthSquared(d);
       const double ci = Dot(pi.normal, d), cj = -Dot(pj.normal, d);
