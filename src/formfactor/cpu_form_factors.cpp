@@ -65,22 +65,26 @@ void ComputeRows(const FormFactorGeometry &g, const EmbreeScene &embree, const s
     Progress progress("form factors", (long long)local, showProgress);
     tbb::parallel_for(tbb::blocked_range<size_t>(0, local, 1), [&](const tbb::blocked_range<size_t> &range) {
       FormFactorCounters &c = perThread.local();
-      std::vector<uint8_t> clear(size_t(n), 0);
+      std::vector<ClusterWalk> walkOf(static_cast<size_t>(n));  // per patch j: its cluster's walk from row i (WalkCluster)
+      std::vector<int32_t> nearbyIds;
+      const bool rays = options.pair.visibility == VisibilityMethod::kRays;
       std::vector<int32_t> sent(size_t(ranks), 0);  // per owner: entries of this row written to its part so far
       const GeometryView view = ViewOf(g);
       for (size_t r = range.begin(); r != range.end(); ++r) {
         const int i = int(rows[r]);
         T *row = out.data() + r * size_t(n);
         std::fill(sent.begin(), sent.end(), 0);
-        for (const PatchCluster &cluster : g.clusters) {  // one walk for a run of coplanar receivers
-          const uint8_t isClear = ClusterClearOfOccluders(view, g.patches[size_t(i)], cluster) ? 1 : 0;
-          std::fill_n(clear.begin() + cluster.first, cluster.count, isClear);
-        }
+        nearbyIds.clear();
+        for (const PatchCluster &cluster : g.clusters)  // one walk for a run of coplanar receivers
+          std::fill_n(walkOf.begin() + cluster.first, cluster.count,
+                      WalkCluster(view, g.patches[size_t(i)], cluster, rays, nearbyIds));
         for (int j = 0; j < n; ++j) {
           const bool away = elsewhere(j);
           const bool held = localRow[size_t(j)] >= 0 || away;
           if (held && j != i && !ComputesPair(i, j)) continue;  // row j's computation writes it
-          const PairResult p = FormFactorPair(view, i, j, options.pair, clear[size_t(j)] != 0);
+          NearbyOccluders holder;
+          const PairResult p = FormFactorPair(view, i, j, options.pair, walkOf[size_t(j)].clear,
+                                              walkOf[size_t(j)].Nearby(nearbyIds, holder));
           c.Add(p);
           T *mirror = reverseEntry(i, j);
           int32_t slot = -1;

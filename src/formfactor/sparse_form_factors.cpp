@@ -191,10 +191,10 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     double value = 0, reverse = 0;
     uint8_t kept = 0;
   };
-  auto evaluate = [&](const GeometryView &view, int i, int j, bool clearOfOccluders, FormFactorCounters &c,
-                      SparseCounters &s) {
+  auto evaluate = [&](const GeometryView &view, int i, int j, bool clearOfOccluders, const NearbyOccluders *nearby,
+                      FormFactorCounters &c, SparseCounters &s) {
     Evaluated e;
-    e.pair = FormFactorPair(view, i, j, options.pair, clearOfOccluders);
+    e.pair = FormFactorPair(view, i, j, options.pair, clearOfOccluders, nearby);
     c.Add(e.pair);
     ++s.pairsEvaluated;
     e.value = e.pair.value;
@@ -249,7 +249,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     std::vector<uint8_t> answerKept(requests);
     tbb::parallel_for(size_t(0), requests, [&](size_t m) {
       const int j = incoming[2 * m], i = incoming[2 * m + 1];
-      const Evaluated e = evaluate(ViewOf(g), j, i, false, perThread.local(), sparsePerThread.local());
+      const Evaluated e = evaluate(ViewOf(g), j, i, false, nullptr, perThread.local(), sparsePerThread.local());
       perThread.local().AddReverse(e.pair);
       answer[m] = e.reverse;
       answerKept[m] = e.kept;
@@ -291,11 +291,21 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     // ComputesPair picks, which writes both slots (the bits are those of either side, pair.h).
     ScopedPhase phase(timers, "sparse form factors");
     Progress progress("form factors (sparse)", (long long)local, showProgress);
-    tbb::enumerable_thread_specific<std::vector<int8_t>> clearPerThread(g.clusters.size(), int8_t(-1));
+    // Per cluster, what its walk told the row at hand (WalkCluster; walked: whether it has been this row), and the
+    // occluders it listed: with shadow rays a pair tests those few instead of walking the BVH (the shaft queries
+    // were a third of a city's hierarchical run).
+    const bool rays = options.pair.visibility == VisibilityMethod::kRays;
+    struct ClusterState {
+      std::vector<ClusterWalk> walks;
+      std::vector<uint8_t> walked;
+      std::vector<int32_t> ids;
+    };
+    tbb::enumerable_thread_specific<ClusterState> clusterPerThread(ClusterState{
+        std::vector<ClusterWalk>(g.clusters.size()), std::vector<uint8_t>(g.clusters.size(), 0), {}});
     tbb::parallel_for(tbb::blocked_range<size_t>(0, local, 1), [&](const tbb::blocked_range<size_t> &range) {
       FormFactorCounters &c = perThread.local();
       SparseCounters &s = sparsePerThread.local();
-      std::vector<int8_t> &clear = clearPerThread.local();  // per cluster for this row: -1 not walked yet
+      ClusterState &state = clusterPerThread.local();
       std::vector<int32_t> walked;
       const GeometryView view = ViewOf(g);
       for (size_t r = range.begin(); r != range.end(); ++r) {
@@ -307,16 +317,18 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
           if (mirror >= 0 && !ComputesPair(i, j)) continue;  // row j's evaluation writes this slot
           if (localRow[size_t(j)] < 0 && !ComputesPair(i, j)) continue;  // row j's rank evaluates it
           // As the dense operator: one walk of the occluder BVH for the run of coplanar patches j belongs to.
-          bool clearOfOccluders = false;
-          if (!clusterOf.empty()) {
-            const int32_t cluster = clusterOf[size_t(j)];
-            if (clear[size_t(cluster)] < 0) {
-              clear[size_t(cluster)] = ClusterClearOfOccluders(view, g.patches[size_t(i)], g.clusters[size_t(cluster)]) ? 1 : 0;
-              walked.push_back(cluster);
+          ClusterWalk walk;
+          if (!clusterOf.empty()) {  // as the dense operator: one walk for the run of coplanar patches j is in
+            const size_t cluster = size_t(clusterOf[size_t(j)]);
+            if (!state.walked[cluster]) {
+              state.walks[cluster] = WalkCluster(view, g.patches[size_t(i)], g.clusters[cluster], rays, state.ids);
+              state.walked[cluster] = 1;
+              walked.push_back(int32_t(cluster));
             }
-            clearOfOccluders = clear[size_t(cluster)] != 0;
+            walk = state.walks[cluster];
           }
-          const Evaluated e = evaluate(view, i, j, clearOfOccluders, c, s);
+          NearbyOccluders holder;
+          const Evaluated e = evaluate(view, i, j, walk.clear, walk.Nearby(state.ids, holder), c, s);
           values[size_t(k)] = e.value;
           keep[size_t(k)] = e.kept;
           if (mirror >= 0) {
@@ -326,8 +338,9 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             keep[size_t(mirror)] = e.kept;
           }
         }
-        for (int32_t cluster : walked) clear[size_t(cluster)] = -1;  // the thread's next row starts afresh
+        for (int32_t cluster : walked) state.walked[size_t(cluster)] = 0;  // the next row starts afresh
         walked.clear();
+        state.ids.clear();
         progress.Advance();
       }
     });
