@@ -117,6 +117,7 @@ class DeviceEntries {
       : options_(options),
         hostView_(ViewOf(g)),
         hostRows_(rows),
+        limited_(WithDeviceWorkLimit(options.pair)),
         n_((long long)g.patches.size()),
         chunkRows_(std::max(1LL, std::min((long long)rows.size(), kChunkEntries / n_))),
         patches_(g.patches),
@@ -155,8 +156,6 @@ class DeviceEntries {
     view_.convexSurfaceOfFace = convexSurfaceOfFace_.data();
     view_.occluderBvh = occluderBvh_->View();
     view_.occluderBvhBoxes = occluderBvhBoxes_.data();
-    limited_ = options.pair;
-    limited_.occludedWorkLimit = kDeviceOccludedWork;
   }
 
   long long ChunkRows() const { return chunkRows_; }
@@ -231,7 +230,7 @@ class DeviceEntries {
   const FormFactorOptions &options_;
   const GeometryView hostView_;              // the same geometry in host memory, for the deferred entries
   const std::vector<long long> &hostRows_;
-  PairSettings limited_;                     // options_.pair with the device's work limit
+  const PairSettings limited_;               // options_.pair with the device's work limit
   FormFactorCounters hostCounters_;          // the deferred entries' counts
   const long long n_, chunkRows_;
   DeviceBuffer<Patch> patches_;

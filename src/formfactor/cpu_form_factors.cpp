@@ -82,9 +82,8 @@ void ComputeRows(const FormFactorGeometry &g, const EmbreeScene &embree, const s
           const bool away = elsewhere(j);
           const bool held = localRow[size_t(j)] >= 0 || away;
           if (held && j != i && !ComputesPair(i, j)) continue;  // row j's computation writes it
-          NearbyOccluders holder;
           const PairResult p = FormFactorPair(view, i, j, options.pair, walkOf[size_t(j)].clear,
-                                              walkOf[size_t(j)].Nearby(nearbyIds, holder));
+                                              walkOf[size_t(j)].Nearby(nearbyIds));
           c.Add(p);
           T *mirror = reverseEntry(i, j);
           int32_t slot = -1;

@@ -43,11 +43,9 @@ class HostEntries {
  public:
   HostEntries(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
               const FormFactorOptions &options)
-      : view_(ViewOf(g)), bvh_(bvh.View()), rows_(rows), options_(options), n_(view_.patchCount),
-        values_(rows.size() * size_t(n_), 0.0), needsRays_(values_.size(), 0) {
-    limited_ = options.pair;
-    limited_.occludedWorkLimit = kDeviceOccludedWork;  // as on the device
-  }
+      : view_(ViewOf(g)), bvh_(bvh.View()), rows_(rows), options_(options),
+        limited_(WithDeviceWorkLimit(options.pair)), n_(view_.patchCount), values_(rows.size() * size_t(n_), 0.0),
+        needsRays_(values_.size(), 0) {}
 
   long long ChunkRows() const { return std::max(1LL, (long long)rows_.size()); }
   long long StagingEntries() const { return (long long)values_.size(); }
@@ -105,7 +103,7 @@ class HostEntries {
   const BvhView bvh_;
   const std::vector<long long> &rows_;
   const FormFactorOptions &options_;
-  PairSettings limited_;  // options_.pair with the device's work limit
+  const PairSettings limited_;  // options_.pair with the device's work limit
   const long long n_;
   std::vector<double> values_;
   std::vector<uint8_t> needsRays_;

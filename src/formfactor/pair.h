@@ -8,9 +8,8 @@
 // the tolerance, and the cheaper side carries the outer integral.
 #pragma once
 
-#include <vector>
-
 #include <cstdint>
+#include <vector>
 
 #include "formfactor/convex_body_shadow.h"
 #include "formfactor/geometry.h"
@@ -340,7 +339,7 @@ RAD_HD RAD_INLINE bool IsCanonicalEmitter(const Patch &a, int ia, const Patch &b
 }
 
 // The occluders a walk with a larger shaft containing a pair's found (ClusterOccluders): the only ones that can
-// reach into the pair's own shaft.
+// reach into the pair's own shaft. `ids` null: none listed (the pair walks the BVH itself).
 struct NearbyOccluders {
   const int32_t *ids = nullptr;
   int count = 0;
@@ -366,7 +365,7 @@ RAD_HD inline int PairOccludersAmong(const GeometryView &g, const Patch &first, 
 // shaft containing it found none, WalkCluster), so the pair's own walk is skipped. `nearby`: the
 // few a larger shaft's walk found (with shadow rays only; exact visibility keeps the BVH's order of them).
 RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, const PairSettings &s,
-                                        bool clearOfOccluders = false, const NearbyOccluders *nearby = nullptr) {
+                                        bool clearOfOccluders = false, const NearbyOccluders &nearby = {}) {
   PairResult r;
   const Patch &pi = g.patches[i], &pj = g.patches[j];
   if (i == j || pi.face == pj.face) return r;  // a planar face does not see itself
@@ -381,9 +380,9 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
 
   int32_t candidates[kMaxPairOccluders];
   const int capacity = s.visibility == VisibilityMethod::kExact ? kMaxPairOccluders : 0;
-  const int count = clearOfOccluders                ? 0
-                    : nearby != nullptr && capacity == 0 ? PairOccludersAmong(g, e, x, cp, *nearby)
-                                                         : PairOccluders(g, e, x, cp, candidates, capacity);
+  const int count = clearOfOccluders                      ? 0
+                    : nearby.ids != nullptr && capacity == 0 ? PairOccludersAmong(g, e, x, cp, nearby)
+                                                             : PairOccluders(g, e, x, cp, candidates, capacity);
   UnoccludedResult u;
   if (count == 0 || count > capacity) {
     u = UnoccludedFormFactor(cp, e.normal, e.area, s.quadrature, ew, xw);
@@ -440,11 +439,9 @@ inline int ClusterOccluders(const GeometryView &g, const Patch &e, const PatchCl
 struct ClusterWalk {
   bool clear = false;
   int32_t at = -1, count = 0;
-  // The occluders for FormFactorPair's `nearby` (null: none listed).
-  const NearbyOccluders *Nearby(const std::vector<int32_t> &ids, NearbyOccluders &holder) const {
-    if (at < 0 || count == 0) return nullptr;
-    holder = NearbyOccluders{ids.data() + at, count};
-    return &holder;
+  // The occluders for FormFactorPair's `nearby` (none listed where there are none, or too many).
+  NearbyOccluders Nearby(const std::vector<int32_t> &ids) const {
+    return at < 0 || count == 0 ? NearbyOccluders{} : NearbyOccluders{ids.data() + at, count};
   }
 };
 
@@ -468,6 +465,5 @@ inline ClusterWalk WalkCluster(const GeometryView &g, const Patch &e, const Patc
   walk.count = found;
   return walk;
 }
-
 
 }  // namespace rad

@@ -36,6 +36,12 @@ constexpr uint8_t kEntryDone = 0, kEntryNeedsRays = 1, kEntryDeferred = 2;
 // kept costs 2.8 ms of a core; on the reference scene (--subdiv 3) 838 of 8.7 million (10 %).
 constexpr double kDeviceOccludedWork = 5000;
 
+// The settings the device's kernels run with: the user's, with the work limit.
+inline PairSettings WithDeviceWorkLimit(PairSettings settings) {
+  settings.occludedWorkLimit = kDeviceOccludedWork;
+  return settings;
+}
+
 // Entry (i, j): writes the factor and what it still needs; returns the pair's result for the tallies.
 RAD_HD inline PairResult FormFactorEntry(const GeometryView &g, int i, int j, const PairSettings &s, double &value,
                                          uint8_t &needs) {

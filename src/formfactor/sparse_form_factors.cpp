@@ -191,7 +191,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     double value = 0, reverse = 0;
     uint8_t kept = 0;
   };
-  auto evaluate = [&](const GeometryView &view, int i, int j, bool clearOfOccluders, const NearbyOccluders *nearby,
+  auto evaluate = [&](const GeometryView &view, int i, int j, bool clearOfOccluders, const NearbyOccluders &nearby,
                       FormFactorCounters &c, SparseCounters &s) {
     Evaluated e;
     e.pair = FormFactorPair(view, i, j, options.pair, clearOfOccluders, nearby);
@@ -249,7 +249,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     std::vector<uint8_t> answerKept(requests);
     tbb::parallel_for(size_t(0), requests, [&](size_t m) {
       const int j = incoming[2 * m], i = incoming[2 * m + 1];
-      const Evaluated e = evaluate(ViewOf(g), j, i, false, nullptr, perThread.local(), sparsePerThread.local());
+      const Evaluated e = evaluate(ViewOf(g), j, i, false, NearbyOccluders{}, perThread.local(), sparsePerThread.local());
       perThread.local().AddReverse(e.pair);
       answer[m] = e.reverse;
       answerKept[m] = e.kept;
@@ -327,8 +327,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             }
             walk = state.walks[cluster];
           }
-          NearbyOccluders holder;
-          const Evaluated e = evaluate(view, i, j, walk.clear, walk.Nearby(state.ids, holder), c, s);
+          const Evaluated e = evaluate(view, i, j, walk.clear, walk.Nearby(state.ids), c, s);
           values[size_t(k)] = e.value;
           keep[size_t(k)] = e.kept;
           if (mirror >= 0) {
