@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -22,8 +24,20 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: %s SCENE SUBDIV [exact|rays]\n", argv[0]);
     return 2;
   }
-  const Scene scene = LoadScene(argv[1]);
-  const FormFactorGeometry g = BuildFormFactorGeometry(scene, std::stoi(argv[2]));
+  char *end = nullptr;
+  const long subdiv = std::strtol(argv[2], &end, 10);
+  if (end == argv[2] || *end != '\0' || subdiv < 0 || subdiv > 10) {
+    std::fprintf(stderr, "%s: error: SUBDIV must be a whole number from 0 to 10, not '%s'\n", argv[0], argv[2]);
+    return 2;
+  }
+  Scene scene;
+  try {  // a scene that does not load: said, exit 2
+    scene = LoadScene(argv[1]);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "%s: error: %s\n", argv[0], e.what());
+    return 2;
+  }
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, int(subdiv));
   PairSettings settings;
   settings.visibility = argc > 3 && std::string(argv[3]) == "rays" ? VisibilityMethod::kRays : VisibilityMethod::kExact;
   const GeometryView view = ViewOf(g);
