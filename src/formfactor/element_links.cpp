@@ -4,6 +4,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_invoke.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "formfactor/far_field.h"
@@ -37,16 +38,17 @@ struct Walker {
 
   // Node `index` for `element`: linked (true), or hidden from all of it (true, nothing to link); false: hand it
   // down.
-  bool Link(int32_t element, const PatchTreeNode &e, int32_t index) {
+  bool Link(int32_t element, const PatchTreeNode &e, int32_t index, bool smooth) {
+    Patch at = forest.Receiver(patches, element);
+    const double value = OpenedClusterEstimate(patches, tree, at, index, kOpening);
     const EmbreeShadowRays occluded{embree};
     uint32_t traced = 0;
-    const VisibleShareResult seen = VisibleShare(patches, forest.tree.order.data() + e.first, e.count, tree,
-                                                 tree.nodes[size_t(index)], seed, occluded, traced);
+    const VisibleShareResult seen =
+        VisibleShare(patches, forest.tree.order.data() + e.first, e.count, tree, tree.nodes[size_t(index)], seed,
+                     occluded, traced, FarLinkRays(smooth, value, dropBelow), true);
     counters.local().rays += traced;
     if (!seen.unanimous) return false;
     if (seen.share == 0) return true;
-    Patch at = forest.Receiver(patches, element);
-    const double value = OpenedClusterEstimate(patches, tree, at, index, kOpening);
     if (!(value > 0)) return false;  // seen but nothing facing the centre: the patches may differ, let them decide
     // The slope along the plane, by central differences at half the element's radius.
     const Vec3 centre = at.centroid;
@@ -81,13 +83,16 @@ struct Walker {
       const PatchTreeNode &node = tree.nodes[size_t(index)];
       if (BehindPatch(receiver, node.sphere)) continue;
       const bool skippable = NodeBound(receiver, e.sphere, node) < dropBelow;
-      if (skippable && !EstimatedWhole(node)) {  // its children are linked, or handed down, each on its own
+      const double gap = Length(node.sphere.center - e.sphere.center) - node.sphere.radius;
+      const bool smooth = !skippable && SmoothLink(receiver, e.sphere, node, dropBelow);
+      const bool opens = !node.IsLeaf() && node.sphere.radius > e.sphere.radius;
+      if (skippable && !EstimatedWhole(receiver, e.sphere, node, dropBelow)) {  // its children are linked, or handed down, each on its own
         stack.push_back(node.right);
         stack.push_back(node.left);
-      } else if (skippable) {
-        const double gap = Length(node.sphere.center - e.sphere.center) - node.sphere.radius;
-        if (!(e.sphere.radius <= kReceiverOpening * gap && Link(element, e, index))) handed.push_back(index);
-      } else if (!node.IsLeaf() && node.sphere.radius > e.sphere.radius) {
+      } else if ((skippable || smooth) && e.sphere.radius <= kReceiverOpening * gap &&
+                 Link(element, e, index, smooth)) {
+        continue;
+      } else if (!skippable && opens) {
         stack.push_back(node.right);  // left first
         stack.push_back(node.left);
       } else {

@@ -3,7 +3,8 @@
 // and shadow rays are paid once per element rather than once per patch.
 //
 // From each face's root element down, a node of the patch tree becomes a link of the element when (1) every
-// entry between them is below the tolerance (NodeBound with the element's sphere and largest patch), (2) the
+// entry between them is below the tolerance (NodeBound with the element's sphere and largest patch), or the
+// link is smooth (SmoothLink, far_field.h: its linear model's error bound is within the tolerance), (2) the
 // element is narrower than kReceiverOpening of its distance to the node, and (3) the element's shadow rays to
 // the node agree (all seen or all hidden; a hidden node takes no link). Else the node is opened (when larger
 // than the element) or handed down to the element's halves, and at a single patch the row's own walk

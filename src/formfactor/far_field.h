@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -34,8 +35,56 @@ constexpr double kOpening = 0.1;
 // from 7.0e-4 to 6.4e-4 with B unchanged (6.2e-4 from the dense B).
 constexpr int32_t kMaxEstimatedPatches = 64;
 
-// Whether a node whose bound lets it be skipped may be estimated whole (else its children are walked).
-inline bool EstimatedWhole(const PatchTreeNode &node) { return node.count <= kMaxEstimatedPatches || node.IsLeaf(); }
+// Whether a node whose bound lets it be skipped (every entry below `tolerance`) may be estimated whole from
+// patch i in sphere `a`, else its children are walked: when it has at most kMaxEstimatedPatches patches, or
+// when all it can carry (NodeSumBound) is at most as much, kMaxEstimatedPatches times the tolerance. Either way
+// one link carries no more of the row than kMaxEstimatedPatches entries at the tolerance would. The count
+// alone makes every row walk at least N / 64 nodes, N^2 / 64 in all; the sum lets a far district be one link,
+// as a node of 64 patches near by. On cities up to N = 26284 this changed little (29.38 M rows' links became
+// 29.23 M): it is for the rows of larger scenes, whose far nodes hold thousands of patches.
+inline bool EstimatedWhole(const Patch &i, const PatchSphere &a, const PatchTreeNode &node, double tolerance) {
+  return node.count <= kMaxEstimatedPatches || node.IsLeaf() ||
+         NodeSumBound(i, a, node) <= kMaxEstimatedPatches * tolerance;
+}
+
+// A node some of whose entries may reach the tolerance is still linked when the link is smooth: the estimate of
+// what it carries, at most S (NodeSumBound), taken at one point of the receiver, is off across a receiver of
+// radius r at gap g from the node by about S (r / g)^2 times a curvature of the kernel's, taken as
+// kSmoothCurvature (for an element, the error of its linear model, value and slope; for a row, of the kernel at
+// its centroid against its mean over the patch), and that is kept within half the tolerance. So the tolerance
+// bounds what a link may get wrong rather than every entry it carries: far pairs that are large but smooth
+// (the streets of a city and the sky light 40 units above them) are no longer exact entries.
+// Measured on a 16 x 16 city (N = 26284, rays, tolerance 1e-4; `run`, 1 rank x 2 threads): exact entries
+// 28.6 M became 6.5 M, the run 90.6 s and 2.23 GiB became 41.1 s and 0.86 GiB, and B came closer to the dense
+// B (4.5e-4 from 6.0e-4). Opening the estimates finely enough for their own error to stay within the other
+// half of the tolerance changed B by 1 % of that (12 x 12 city), for 3 % more time.
+constexpr double kSmoothCurvature = 4;
+// Such a link carries more than the tolerance, so a shadow that hides a little of it matters: its shadow rays
+// grow with what it carries, kSmoothRaysPerTolerance for each tolerance of its estimate (a hidden share
+// carrying the tolerance goes unseen by all of them with probability e^-20; an element needs them to agree),
+// up to kMaxRaysPerSample for each of the kNodeVisibilitySamples samples. Measured (B against the dense B,
+// and the run's time): 12 x 12 city 3.7e-4 in 16.4 s at 10 per tolerance, 2.9e-4 in 18.6 s at 20; 16 x 16
+// city (N = 26284) 5.6e-4 in 35.2 s and 4.5e-4 in 41.1 s. Counting the rays from NodeSumBound instead
+// (larger than the estimate) cost more for less: 4.8e-4 in 46.9 s on the 16 x 16 city at 10 per tolerance;
+// spreading them over more samples (patches of the node), 2 rays each, did worse than more rays per sample.
+constexpr double kSmoothRaysPerTolerance = 20;
+constexpr uint32_t kMaxRaysPerSample = 64;
+
+// Whether the link from a receiver (a row's patch, or an element's stand-in) inside sphere `a` to `node` is
+// smooth at `tolerance`.
+inline bool SmoothLink(const Patch &receiver, const PatchSphere &a, const PatchTreeNode &node, double tolerance) {
+  const double gap = Length(node.sphere.center - a.center) - node.sphere.radius;
+  if (!(gap > a.radius)) return false;
+  const double spread = a.radius / gap;
+  return 2 * kSmoothCurvature * spread * spread * NodeSumBound(receiver, a, node) <= tolerance;
+}
+
+// The shadow rays per visibility sample of a far link whose estimate is `estimate`.
+inline uint32_t FarLinkRays(bool smooth, double estimate, double tolerance) {
+  if (!smooth) return kNodeVisibilityRays;
+  const double rays = std::ceil(kSmoothRaysPerTolerance * estimate / tolerance / kNodeVisibilitySamples);
+  return uint32_t(std::min(double(kMaxRaysPerSample), std::max(double(kNodeVisibilityRays), rays)));
+}
 
 struct VisibleShareResult {
   double share = 1;        // kernel-weighted; 1 when no sample pair faces
@@ -45,11 +94,14 @@ struct VisibleShareResult {
 // The visible share of tree node `node` from the receivers receiver[0, count) (one patch, or an element's):
 // kNodeVisibilitySamples pairs of a receiver and a patch of the node, both spread along their ranges (which
 // follow the trees' splits; the node's taken in a stride prime to the sample count, so that near receivers are
-// not paired with near patches only), each weighted by its point kernel.
+// not paired with near patches only), each weighted by its point kernel, with `raysPerSample` shadow rays each.
+// `unanimousOnly`: the caller needs the rays to agree, so tracing stops at the first sample that shows them
+// disagree (then share 0, not unanimous); a unanimous answer is the same either way.
 template <typename Occluded>
 VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t *receiver, int32_t count,
                                 const PatchTree &tree, const PatchTreeNode &node, uint64_t seed,
-                                const Occluded &occluded, uint32_t &traced) {
+                                const Occluded &occluded, uint32_t &traced,
+                                uint32_t raysPerSample = kNodeVisibilityRays, bool unanimousOnly = false) {
   const int32_t samples = std::min<int32_t>(kNodeVisibilitySamples, std::max(count, node.count));
   double weight = 0, visible = 0;
   bool anyVisible = false, anyHidden = false;
@@ -59,13 +111,14 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
     return hidden;
   };
   for (int32_t q = 0; q < samples; ++q) {
+    if (unanimousOnly && anyVisible && anyHidden) return {0, false};
     const int32_t i = receiver[q * count / samples];
     const int32_t j = tree.order[size_t(node.first + (q * 37 % samples) * node.count / samples)];
     const Patch &pi = patches[size_t(i)], &pj = patches[size_t(j)];
     const double w = PatchEstimate(pi, pj);
     if (w <= 0) continue;
     weight += w;
-    visible += w * VisibleFraction(pi, pj, uint32_t(i), uint32_t(j), seed, kNodeVisibilityRays, counted, traced);
+    visible += w * VisibleFraction(pi, pj, uint32_t(i), uint32_t(j), seed, raysPerSample, counted, traced);
   }
   return {weight > 0 ? visible / weight : 1.0, !(anyVisible && anyHidden)};
 }

@@ -51,6 +51,7 @@ struct Builder {
         node.projectedArea[2 * a + 1] += patch.area * std::max(0.0, -patch.normal[a]);
       }
     }
+    node.area = area;
     node.areaCentroid = area > 0 ? weighted / area : node.sphere.center;
     if (count > leafSize) {
       int axis = 0;
@@ -190,6 +191,17 @@ double NodeBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &node
   const double least = gap - a.radius;
   const double kernel = std::max(i.area, node.maxPatchArea) * cosI / (kPi * least * least);
   return std::min(cap, kernel);
+}
+
+double NodeSumBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &node) {
+  // As NodeBound's kernel bound, with the node's whole area in place of its largest patch's.
+  const Vec3 d = node.sphere.center - a.center;
+  const double distance = Length(d);
+  const double gap = distance - node.sphere.radius;
+  if (gap <= a.radius) return std::numeric_limits<double>::infinity();
+  const double cosI = MaxCosine(i.normal, d / distance, (a.radius + node.sphere.radius) / distance);
+  const double least = gap - a.radius;
+  return node.area * cosI / (kPi * least * least);
 }
 
 double PatchEstimate(const Patch &i, const Patch &j) {

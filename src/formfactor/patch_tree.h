@@ -31,6 +31,7 @@ struct PatchTreeNode {
   PatchSphere sphere;             // holds every corner of its patches
   double maxPatchRadius = 0;      // the largest of its patches' spheres
   double maxPatchArea = 0;        // and of its patches' areas
+  double area = 0;                // the sum of its patches' areas
   // sum over the node's patches of A_j max(0, +-n_j.axis): +x, -x, +y, -y, +z, -z
   double projectedArea[6] = {0, 0, 0, 0, 0, 0};
   Vec3 areaCentroid{0, 0, 0};     // the area-weighted mean of its patches' centroids
@@ -81,6 +82,11 @@ double PairBound(const Patch &i, const PatchSphere &a, const Patch &j, const Pat
 // or the area bound with the node's largest patch and no cosine at j's end); +infinity when `a` comes within
 // its own radius of the node's sphere.
 double NodeBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &node);
+
+// An upper bound on sum_j F_ij over every patch j of `node` for patch i inside sphere `a`, without occlusion:
+// the node's area times the kernel's largest value, cos_i / (pi least^2) (no cosine at j's end); +infinity when
+// `a` comes within its own radius of the node's sphere. What a far link to the node can carry at most.
+double NodeSumBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &node);
 
 // F_ij estimated from the centroids without occlusion (the point-to-point kernel times A_j).
 double PatchEstimate(const Patch &i, const Patch &j);

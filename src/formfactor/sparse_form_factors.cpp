@@ -17,12 +17,15 @@ namespace rad {
 namespace {
 
 // The walk of row i's tree from the nodes `start` (the root, or what the elements above row i handed down):
-// `evaluate(j)` for every patch j that may share an entry at or above `dropBelow` with i, `skipNode(node)` and
-// `skipPatch(j)` for the nodes and patches left out by their bound. Nodes and patches wholly behind patch i
-// (whose entries are 0) are none of these.
+// `evaluate(j)` for every patch j that may share an entry at or above `dropBelow` with i, `skipNode(node, smooth)`
+// and `skipPatch(j)` for the nodes and patches left out by their bound. With `smoothLinks` (far links only: the
+// sparse operator keeps every entry at or above its threshold), a node whose link is smooth (SmoothLink) is
+// left out too, whatever its entries. Nodes and patches wholly behind patch i (whose entries are 0) are none of
+// these.
 template <typename Evaluate, typename SkipNode, typename SkipPatch>
 void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long i, const int32_t *start,
-             size_t startCount, double dropBelow, Evaluate &&evaluate, SkipNode &&skipNode, SkipPatch &&skipPatch) {
+             size_t startCount, double dropBelow, bool smoothLinks, Evaluate &&evaluate, SkipNode &&skipNode,
+             SkipPatch &&skipPatch) {
   if (tree.nodes.empty()) return;
   const Patch &p = patches[size_t(i)];
   const PatchSphere &sphere = tree.patchSpheres[size_t(i)];
@@ -31,8 +34,13 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
     const PatchTreeNode &node = tree.nodes[size_t(stack.back())];
     stack.pop_back();
     if (BehindPatch(p, node.sphere)) continue;
-    if (NodeBound(p, sphere, node) < dropBelow && EstimatedWhole(node)) {
-      skipNode(node);
+    const bool skippable = NodeBound(p, sphere, node) < dropBelow;
+    if (skippable && EstimatedWhole(p, sphere, node, dropBelow)) {
+      skipNode(node, false);
+      continue;
+    }
+    if (!skippable && smoothLinks && SmoothLink(p, sphere, node, dropBelow)) {
+      skipNode(node, true);
       continue;
     }
     if (!node.IsLeaf()) {
@@ -66,14 +74,15 @@ RowStart StartOf(const ElementWalk *walk, size_t r) {
 
 std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
                                              const std::vector<long long> &rows, double dropBelow,
-                                             const ElementWalk *walk, std::vector<long long> *skipped) {
+                                             const ElementWalk *walk, std::vector<long long> *skipped,
+                                             bool smoothLinks) {
   std::vector<long long> counts(rows.size(), 0);
   if (skipped != nullptr) skipped->assign(rows.size(), 0);
   tbb::parallel_for(size_t(0), rows.size(), [&](size_t r) {
     long long count = 0, skips = 0;
     const RowStart from = StartOf(walk, r);
-    WalkRow(patches, tree, rows[r], from.nodes, from.count, dropBelow, [&](int32_t) { ++count; },
-            [&](const PatchTreeNode &) { ++skips; }, [&](int32_t) { ++skips; });
+    WalkRow(patches, tree, rows[r], from.nodes, from.count, dropBelow, smoothLinks, [&](int32_t) { ++count; },
+            [&](const PatchTreeNode &, bool) { ++skips; }, [&](int32_t) { ++skips; });
     counts[r] = count;
     if (skipped != nullptr) (*skipped)[r] = skips;
   });
@@ -111,7 +120,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   if (farLinks) {
     std::vector<long long> counted;
     if (linkBounds == nullptr)
-      CountSparseCandidates(g.patches, tree, out.rows, dropBelow, walk, &counted);
+      CountSparseCandidates(g.patches, tree, out.rows, dropBelow, walk, &counted, true);
     const std::vector<long long> &bounds = linkBounds != nullptr ? *linkBounds : counted;
     RAD_CHECK(bounds.size() == local, "ComputeSparseRowsCpu: one link bound per row");
     for (size_t r = 0; r < local; ++r) linkStart[r + 1] = linkStart[r] + bounds[r];
@@ -135,14 +144,16 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         RAD_CHECK(k < start[r + 1], "ComputeSparseRowsCpu: more candidates than counted");
         columns[size_t(k++)] = j;
       };
-      auto skipNode = [&](const PatchTreeNode &node) {
+      auto skipNode = [&](const PatchTreeNode &node, bool smooth) {
         // The cluster estimate (opened where the node is wide for its distance) times its visible share.
         const int32_t index = int32_t(&node - tree.nodes.data());
         const double estimate = OpenedClusterEstimate(g.patches, tree, pi, index, kOpening);
         if (estimate > 0) {
           uint32_t traced = 0;
           const double value =
-              estimate * VisibleShare(g.patches, &i, 1, tree, node, options.seed, occluded, traced).share;
+              estimate *
+              VisibleShare(g.patches, &i, 1, tree, node, options.seed, occluded, traced,
+                           FarLinkRays(smooth, estimate, dropBelow)).share;
           perThread.local().rays += traced;
           if (farLinks) {
             if (value > 0) link(index, value);
@@ -162,7 +173,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         ++s.patchesSkipped;
       };
       const RowStart from = StartOf(walk, r);
-      WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, candidate, skipNode, skipPatch);
+      WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, farLinks, candidate, skipNode, skipPatch);
       if (farLinks) linkEnd[r] = l;
       RAD_CHECK(k == start[r + 1], "ComputeSparseRowsCpu: fewer candidates than counted");
       std::sort(columns.begin() + start[r], columns.begin() + start[r + 1]);

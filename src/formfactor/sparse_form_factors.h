@@ -43,11 +43,13 @@ struct SparseCounters {
 
 // Per row of `rows`, the candidates the walk at threshold `dropBelow` leaves to the kernel (a walk of the tree
 // without the kernel; with `walk`, each row from where the elements above it left it, element_links.h), and in
-// `skipped` the nodes and patches each row skips: an upper bound on its far links (hierarchical operator): an upper bound on the row's entries, for the memory check before anything is computed.
+// `skipped` the nodes and patches each row skips (an upper bound on its far links, hierarchical operator): upper
+// bounds on the row's entries, for the memory check before anything is computed. `smoothLinks`: walk as the
+// hierarchical operator does (ComputeSparseRowsCpu with far links).
 std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
                                              const std::vector<long long> &rows, double dropBelow,
                                              const ElementWalk *walk = nullptr,
-                                             std::vector<long long> *skipped = nullptr);
+                                             std::vector<long long> *skipped = nullptr, bool smoothLinks = false);
 
 // Bytes per candidate that ComputeSparseRowsCpu holds at its peak (column, value and flag; float rows add
 // their narrowed copy).
@@ -65,10 +67,11 @@ constexpr double kBytesPerFarLink = 4 + 8;
 // "sparse walk" and "sparse form factors" in `timers`.
 // With `farLinks` (the hierarchical operator), every evaluated entry is kept, and what the walk skips becomes
 // out.links (targets and values; the caller sets links.tree and links.area) instead of dropped sums: the far
-// field is transported, through the same estimates, rather than lost. With `walk` (WalkElements, far links
-// only), each row's walk starts where its elements left it; the caller holds the elements' links
-// (HoldElementLinks, element_links.h) in out.links.elements. `linkBounds`: the rows' skips (CountSparseCandidates),
-// counted here when not given.
+// field is transported, through the same estimates, rather than lost; the walk also skips, as links, the nodes
+// whose link is smooth though their entries may reach the threshold (SmoothLink, far_field.h). With `walk`
+// (WalkElements, far links only), each row's walk starts where its elements left it; the caller holds the
+// elements' links (HoldElementLinks, element_links.h) in out.links.elements. `linkBounds`: the rows' skips
+// (CountSparseCandidates), counted here when not given.
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,

@@ -227,7 +227,7 @@ void FormFactorJob::PrepareSparse() {
   {
     ScopedPhase phase(exec_.Timers(), "sparse candidates");
     candidateCounts_ = CountSparseCandidates(geometry_.patches, *tree_, f_.rows, WalkThreshold(), elementWalk_.get(),
-                                             Hierarchical() ? &linkBounds_ : nullptr);
+                                             Hierarchical() ? &linkBounds_ : nullptr, Hierarchical());
   }
   candidates_ = 0;
   for (long long c : candidateCounts_) candidates_ += c;

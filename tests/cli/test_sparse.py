@@ -346,8 +346,8 @@ class SparseOperatorTest(CliTestCase):
         self.assertEqual(c["operator"], "sparse")
         kept = dense_of(c, self.F.shape[0]) != 0
         self.assertTrue(np.array_equal(dense_of(c, self.F.shape[0])[kept], self.F[kept]))
-        # `run`: far links, B close to the dense one. At 600 patches the far links and elements take more than
-        # dense F (the check says neither fits); at 2000 (shadow rays, to be quick) they take far less.
+        # `run`: far links, B close to the dense one. At 600 patches the hierarchical operator's bound (2.4 MiB)
+        # is just below dense F's (2.9 MiB); at 2000 (shadow rays, to be quick) far below.
         run_args = ["run", "--input", self.city, "--patches", "2000", "--visibility", "rays", "--quiet",
                     "--backend", "cpu"]
         dense_out = self.path("auto_run_dense")
@@ -362,8 +362,10 @@ class SparseOperatorTest(CliTestCase):
             b = f["radiosity/B"][:]
         self.assertLess(np.sqrt(((b - dense_b) ** 2).mean() / (dense_b ** 2).mean()), 2e-3)
         small = ["run"] + scene + ["--backend", "cpu"]
-        self.expect_exit_2(small + ["--output-dir", self.path("x"), "--memory-limit",
-                                    str(self.dense_need(small + ["--output-dir", self.path("x.h5")]) - 1)],
+        proc = self.rad_ok(small + ["--output-dir", self.path("auto_small"), "--memory-limit",
+                                    str(self.dense_need(small + ["--output-dir", self.path("x.h5")]) - 1)])
+        self.assertIn("using the hierarchical operator", proc.stderr)
+        self.expect_exit_2(small + ["--output-dir", self.path("x"), "--memory-limit", "2M"],
                            ["not enough memory", "nor does the hierarchical operator fit"])
         out = self.path("auto_run_saved")
         proc = self.rad_ok(run_args + ["--output-dir", out, "--memory-limit", limit, "--save-formfactors"])
