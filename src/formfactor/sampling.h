@@ -53,9 +53,16 @@ struct PatchMap {
   const Vec3 *c;
   int count;
   double total = 0;  // quads: the mean of the bilinear map's area scale (twice the area over two triangles)
+  // A parallelogram (every patch of a subdivided rectangle or parallelogram, up to rounding): the bilinear map
+  // is affine and its area scale is `total` everywhere, so the jacobian is 1 without a square root and a
+  // division per point (a fifth of the shadow-ray sampling's time on a city).
+  bool parallelogram = false;
   RAD_HD RAD_INLINE PatchMap(const Vec3 *corners, int cornerCount) : c(corners), count(cornerCount) {
-    if (count != 3)
+    if (count != 3) {
       total = 0.5 * (Length(Cross(c[1] - c[0], c[2] - c[0])) + Length(Cross(c[2] - c[0], c[3] - c[0])));
+      const Vec3 skew = c[0] + c[2] - c[1] - c[3];  // 0 for a parallelogram
+      parallelogram = LengthSquared(skew) <= 1e-24 * LengthSquared(c[2] - c[0]);
+    }
   }
   RAD_HD RAD_INLINE Vec3 At(double u, double v, double &jacobian) const {
     if (count == 3) {
@@ -64,6 +71,10 @@ struct PatchMap {
       return c[0] * (1 - su) + c[1] * (su * (1 - v)) + c[2] * (su * v);
     }
     const Vec3 p = c[0] * ((1 - u) * (1 - v)) + c[1] * (u * (1 - v)) + c[2] * (u * v) + c[3] * ((1 - u) * v);
+    if (parallelogram) {
+      jacobian = 1;
+      return p;
+    }
     const Vec3 du = (c[1] - c[0]) * (1 - v) + (c[2] - c[3]) * v;
     const Vec3 dv = (c[3] - c[0]) * (1 - u) + (c[2] - c[1]) * u;
     const double local = Length(Cross(du, dv));
