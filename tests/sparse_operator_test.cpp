@@ -95,6 +95,7 @@ FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree
     walk = std::make_unique<ElementWalk>(
         WalkElements(g.patches, embree, tree, *forest, f.rows, dropBelow, options.seed, counters));
     sparse.elementLinks = walk->linkCount;
+    sparse.smoothLinks += walk->smoothLinkCount;
   }
   const std::vector<long long> counts =
       CountSparseCandidates(g.patches, tree, f.rows, dropBelow, walk.get(), nullptr, farLinks);
@@ -414,6 +415,8 @@ TEST(SparseOperator, SmoothLinksCarryLargeFarPairsWithinTheTolerance) {
   std::printf("rows: %lld entries kept exactly, %lld at or above the tolerance, worst row-sum error %.3g\n",
               counted.kept, atOrAbove, worstRow);
   EXPECT_LT(double(counted.kept), 0.75 * double(atOrAbove));  // 58 % when written
+  EXPECT_GT(counted.smoothLinks, 0);
+  EXPECT_LE(counted.smoothLinks, counted.links);
   EXPECT_LT(worstRow, kTolerance);
 }
 

@@ -33,6 +33,7 @@ struct Walker {
   std::vector<std::vector<ElementLink>> &links;
   tbb::enumerable_thread_specific<FormFactorCounters> &counters;
   tbb::enumerable_thread_specific<long long> &linkCount;
+  tbb::enumerable_thread_specific<long long> &smoothLinkCount;
 
   bool HasRow(const PatchTreeNode &e) const { return before[size_t(e.first + e.count)] > before[size_t(e.first)]; }
 
@@ -64,7 +65,10 @@ struct Walker {
       slope = slope + axis * ((ahead - behind) / (2 * h));
     }
     links[size_t(element)].push_back({index, value * seen.share, slope * seen.share});
-    if (localRow[size_t(forest.FirstPatch(element))] >= 0) ++linkCount.local();
+    if (localRow[size_t(forest.FirstPatch(element))] >= 0) {
+      ++linkCount.local();
+      smoothLinkCount.local() += smooth;
+    }
     return true;
   }
 
@@ -116,9 +120,9 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
     before[k + 1] = before[k] + (localRow[size_t(forest.tree.order[k])] >= 0 ? 1 : 0);
   std::vector<std::vector<int32_t>> rowStart(rows.size());
   tbb::enumerable_thread_specific<FormFactorCounters> perThread;
-  tbb::enumerable_thread_specific<long long> linkCount(0);
+  tbb::enumerable_thread_specific<long long> linkCount(0), smoothLinkCount(0);
   Walker walker{patches, embree, tree, forest, dropBelow, seed, before, localRow, rowStart, walk.links, perThread,
-                linkCount};
+                linkCount, smoothLinkCount};
   if (!tree.nodes.empty()) {
     const std::vector<int32_t> root(1, 0);
     tbb::parallel_for(size_t(0), forest.roots.size(), [&](size_t f) { walker.Walk(forest.roots[f], root); });
@@ -130,6 +134,7 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
   }
   for (const FormFactorCounters &c : perThread) counters.Add(c);
   for (long long c : linkCount) walk.linkCount += c;
+  for (long long c : smoothLinkCount) walk.smoothLinkCount += c;
   return walk;
 }
 

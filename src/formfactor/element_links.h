@@ -35,6 +35,7 @@ struct ElementWalk {
   std::vector<int32_t> start;                   // the nodes each row's own walk starts from
   std::vector<std::vector<ElementLink>> links;  // per element of the forest (those walked here)
   long long linkCount = 0;  // links of the elements whose first patch is a row here (each counted once)
+  long long smoothLinkCount = 0;  // of those, the ones taken smooth (SmoothLink, far_field.h)
 };
 
 // The elements above `rows` walked at tolerance `dropBelow` (collective over nothing: every rank walks the

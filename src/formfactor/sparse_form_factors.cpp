@@ -156,7 +156,10 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                            FarLinkRays(smooth, estimate, dropBelow)).share;
           perThread.local().rays += traced;
           if (farLinks) {
-            if (value > 0) link(index, value);
+            if (value > 0) {
+              link(index, value);
+              s.smoothLinks += smooth;
+            }
           } else {
             dropped[r] += value;
           }

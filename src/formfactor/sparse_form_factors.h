@@ -29,9 +29,11 @@ struct SparseCounters {
   long long patchesSkipped = 0;  // single patches of a visited leaf left out by their bound
   long long links = 0;           // far links (the hierarchical operator), per row
   long long elementLinks = 0;    // far links taken by elements (before each row takes its elements')
+  long long smoothLinks = 0;     // of both, those taken smooth (SmoothLink, far_field.h)
   void Add(const SparseCounters &c) {
     links += c.links;
     elementLinks += c.elementLinks;
+    smoothLinks += c.smoothLinks;
     candidates += c.candidates;
     pairsEvaluated += c.pairsEvaluated;
     kept += c.kept;

@@ -293,6 +293,7 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   });
   if (Hierarchical()) {
     mine.elementLinks = elementWalk_->linkCount;
+    mine.smoothLinks += elementWalk_->smoothLinkCount;
     f_.links.elements = HoldElementLinks(elements_, elementWalk_->links, f_.rows, geometry_.patches);
     elementWalk_.reset();  // its links are held by the elements above this rank's rows now
     f_.links.tree = tree_;
@@ -304,10 +305,10 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
     check_ = CheckOperatorRows(MPI_COMM_WORLD, geometry_, *embree, ff, f_, o_.checkRows);
   }
   long long counts[] = {mine.candidates, mine.pairsEvaluated, mine.kept, mine.droppedEntries, mine.nodesSkipped,
-                        mine.patchesSkipped, mine.links, mine.elementLinks};
+                        mine.patchesSkipped, mine.links, mine.elementLinks, mine.smoothLinks};
   long long all[std::size(counts)] = {};
   MPI_Allreduce(counts, all, int(std::size(counts)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  sparseTotals_ = SparseCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7]};
+  sparseTotals_ = SparseCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7], all[8]};
 }
 
 // Each row's sky view factor, the share of its light that leaves the scene: 1 less its kept entries and what
@@ -518,6 +519,7 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
     if (Hierarchical()) {
       extra.push_back({"far links", std::to_string(sparseTotals_.links)});
       extra.push_back({"element links", std::to_string(sparseTotals_.elementLinks)});
+      extra.push_back({"smooth links (of both)", std::to_string(sparseTotals_.smoothLinks)});
     }
     extra.push_back({"nonzeros", std::to_string(sparseSummary_.nonzeros)});
     extra.push_back({"pairs evaluated", std::to_string(sparseTotals_.pairsEvaluated)});
