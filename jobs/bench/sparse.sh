@@ -4,9 +4,10 @@
 # image) with --operator sparse at --drop-below EPS, --operator hierarchical at --operator-tolerance EPS, and
 # the dense operator while N is at most DENSE_MAX. Prints per run the wall time, peak memory (max RSS of the
 # rank), the nonzeros and density, the pairs evaluated, the mean dropped row sum (sparse) or the far links
-# (hierarchical: the rows' own + those held by elements), the operator check (what 16 rows computed in full do
-# not keep, and the mean error of the operator's account of it), and on the dense row the relative RMS difference of the sparse and hierarchical B from the
-# dense B; then the fitted exponent of time against N for each operator (time ~ N^k, least squares on logs).
+# (hierarchical: the rows' own + those held by elements, and in brackets how many of both are smooth links),
+# the operator check (what 16 rows computed in full do not keep, and the mean error of the operator's account
+# of it), and on the dense row the relative RMS difference of the sparse and hierarchical B from the dense B;
+# then the fitted exponent of time against N for each operator (time ~ N^k, least squares on logs).
 #   bash jobs/bench/sparse.sh [CITIES] [PATCH_SIZE] [EPS]     e.g. "2x2 4x4 8x8 12x12" 0.5 1e-4
 # The cities have a sky light (generate.py --sky-light), so that B is not 0.
 # Environment: DENSE_MAX (default 6000), VISIBILITY (exact or rays, default exact), RANKS (default 1).
@@ -59,7 +60,9 @@ if op == "sparse":
     nnz = g["data"].shape[0]; evaluated = "%.4g" % g.attrs["pairs_evaluated"]; extra = "%.3g" % g["dropped_row_sum"][:].mean()
 elif op == "hierarchical":
     nnz = int(params["nonzeros"]); evaluated = params["pairs evaluated"]
-    extra = "%s+%s" % (params["far links"], params.get("element links", "0"))  # the rows' own + the elements'
+    # the rows' own + the elements', and how many of both are smooth
+    extra = "%s+%s(%s)" % (params["far links"], params.get("element links", "0"),
+                           params.get("smooth links (of both)", "0"))
 else:
     nnz = int((f["formfactors/F"][:] != 0).sum()); evaluated = "%.4g" % (n * (n - 1) / 2); extra = ""
     def rel(other):

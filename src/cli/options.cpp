@@ -110,14 +110,15 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
             "else hierarchical for `run` and sparse for `formfactors`, said in one line); dense (every entry, "
             "N^2 memory); sparse (CSR: only the pairs with F_ij or F_ji at or above --drop-below, found without "
             "visiting the others, so the cost follows the entries kept; block rows, CPU cores); hierarchical "
-            "(the pairs whose bound reaches --operator-tolerance exactly, and the rest through far links to tree "
-            "nodes that carry their estimated sum, so nothing is dropped; its file is read by `solve` only)");
+            "(far links to tree nodes that carry their estimated sum wherever one is within "
+            "--operator-tolerance, the other pairs exactly, so nothing is dropped; its file is read by `solve` "
+            "only)");
   cmd.add_option("--operator-tolerance", o.operatorTolerance,
                  "The hierarchical operator's tolerance: pairs are carried by far links to tree nodes (an "
                  "estimate per node: its projected area and shadow rays; taken once by a whole element of a "
-                 "polygon where its patches agree) where every entry's bound is below it, or where the link's "
-                 "error bound is (its largest sum times 8 (receiver radius / gap)^2 against half of it); the "
-                 "other pairs exactly")
+                 "polygon where its patches agree) where every entry's bound is below it, or where the link is "
+                 "smooth: the most it can carry times 8 (receiver radius / gap)^2 is at most it; the other "
+                 "pairs exactly")
       ->capture_default_str()->check(CLI::Range(1e-15, 0.5));
   cmd.add_option("--drop-below", o.dropBelow,
                  "The sparse operator's threshold: a pair is kept when F_ij or F_ji reaches it and dropped both "
