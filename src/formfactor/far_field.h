@@ -48,22 +48,26 @@ inline bool EstimatedWhole(const Patch &i, const PatchSphere &a, const PatchTree
 }
 
 // A node some of whose entries may reach the tolerance is still linked when the link is smooth: the estimate of
-// what it carries, at most S (NodeSumBound), taken at one point of the receiver, is off across a receiver of
-// radius r at gap g from the node by about S (r / g)^2 times a curvature of the kernel's, taken as
-// kSmoothCurvature (for an element, the error of its linear model, value and slope; for a row, of the kernel at
-// its centroid against its mean over the patch), and that is kept within half the tolerance. So the tolerance
-// bounds what a link may get wrong rather than every entry it carries: far pairs that are large but smooth
-// (the streets of a city and the sky light 40 units above them) are no longer exact entries.
+// what it carries, at most S (NodeSumBound), taken at one point of the receiver and spread over the node by
+// area, is off by about S (r / g)^2 times a curvature of the kernel's, taken as kSmoothCurvature, for r the
+// larger of the receiver's radius (an element's linear model, value and slope; a row's kernel at its centroid
+// against its mean over the patch) and the node's (the solver reads the node's area-weighted mean of B, where
+// the kernel would weight its near side more), g the gap between them; that is kept within half the tolerance.
+// So the tolerance bounds what a link may get wrong rather than every entry it carries: far pairs that are
+// large but smooth (the streets of a city and the sky light 40 units above them) are no longer exact entries.
 // Measured on a 16 x 16 city (N = 26284, rays, tolerance 1e-4; `run`, 1 rank x 2 threads): exact entries
-// 28.6 M became 6.5 M, the run 90.6 s and 2.23 GiB became 41.1 s and 0.86 GiB, and B came closer to the dense
-// B (4.5e-4 from 6.0e-4). Opening the estimates finely enough for their own error to stay within the other
-// half of the tolerance changed B by 1 % of that (12 x 12 city), for 3 % more time.
+// 28.6 M became 8.6 M, the run 90.6 s and 2.23 GiB became 51.7 s and 1.11 GiB, and B came closer to the dense
+// B (3.9e-4 from 6.0e-4). With the receiver's radius alone the city ran in 41.6 s with B 4.5e-4, but in a
+// closed room with 30 cubes and a ceiling light (8000 patches) B went from 2.2e-4 to 1.7e-3 of the dense B:
+// links to wide nodes that hold the light's edge; with the node's radius too, 3.7e-4. Opening the estimates
+// finely enough for their own error to stay within the other half of the tolerance changed B by 1 % of that
+// (12 x 12 city), for 3 % more time.
 constexpr double kSmoothCurvature = 4;
 // Such a link carries more than the tolerance, so a shadow that hides a little of it matters: its shadow rays
 // grow with what it carries, kSmoothRaysPerTolerance for each tolerance of its estimate (a hidden share
 // carrying the tolerance goes unseen by all of them with probability e^-20; an element needs them to agree),
-// up to kMaxRaysPerSample for each of the kNodeVisibilitySamples samples. Measured (B against the dense B,
-// and the run's time): 12 x 12 city 3.7e-4 in 16.4 s at 10 per tolerance, 2.9e-4 in 18.6 s at 20; 16 x 16
+// up to kMaxRaysPerSample for each of the kNodeVisibilitySamples samples. Measured with the receiver's radius
+// alone in SmoothLink (B against the dense B, and the run's time): 12 x 12 city 3.7e-4 in 16.4 s at 10 per tolerance, 2.9e-4 in 18.6 s at 20; 16 x 16
 // city (N = 26284) 5.6e-4 in 35.2 s and 4.5e-4 in 41.1 s. Counting the rays from NodeSumBound instead
 // (larger than the estimate) cost more for less: 4.8e-4 in 46.9 s on the 16 x 16 city at 10 per tolerance;
 // spreading them over more samples (patches of the node), 2 rays each, did worse than more rays per sample.
@@ -75,7 +79,7 @@ constexpr uint32_t kMaxRaysPerSample = 64;
 inline bool SmoothLink(const Patch &receiver, const PatchSphere &a, const PatchTreeNode &node, double tolerance) {
   const double gap = Length(node.sphere.center - a.center) - node.sphere.radius;
   if (!(gap > a.radius)) return false;
-  const double spread = a.radius / gap;
+  const double spread = std::max(a.radius, node.sphere.radius) / gap;
   return 2 * kSmoothCurvature * spread * spread * NodeSumBound(receiver, a, node) <= tolerance;
 }
 
