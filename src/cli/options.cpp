@@ -117,8 +117,8 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
                  "The hierarchical operator's tolerance: pairs are carried by far links to tree nodes (an "
                  "estimate per node: its projected area and shadow rays; taken once by a whole element of a "
                  "polygon where its patches agree) where every entry's bound is below it, or where the link is "
-                 "smooth: the most it can carry times 8 (receiver radius / gap)^2 is at most it; the other "
-                 "pairs exactly")
+                 "smooth: the most it can carry times 8 (larger radius of receiver and node / gap)^2 is at most it; "
+                 "the other pairs exactly")
       ->capture_default_str()->check(CLI::Range(1e-15, 0.5));
   cmd.add_option("--drop-below", o.dropBelow,
                  "The sparse operator's threshold: a pair is kept when F_ij or F_ji reaches it and dropped both "
