@@ -111,6 +111,19 @@ Meshing BySize(double size) {
   return m;
 }
 
+// A scene meshed by size, with its Embree scene, its dense rows (default options) and its patch tree: what the
+// tests of the tree's bounds and estimates check against.
+struct DenseScene {
+  Scene scene;
+  FormFactorGeometry g;
+  EmbreeScene embree;
+  Dense dense;
+  PatchTree tree;
+  DenseScene(Scene s, double size)
+      : scene(std::move(s)), g(BuildFormFactorGeometry(scene, BySize(size))), embree(scene),
+        dense(DenseRows(g, embree, FormFactorOptions{})), tree(BuildPatchTree(g.patches)) {}
+};
+
 TEST(SparseOperator, KeepsExactlyThePairsAtOrAboveTheThresholdWithTheDenseBits) {
   const Scene scene = RoomWithBoxes();
   const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.5));
@@ -180,11 +193,10 @@ TEST(SparseOperator, FloatRowsAreTheKeptEntriesRoundedOnce) {
 TEST(SparseOperator, TheTreeBoundHoldsForEveryPairItSkips) {
   // And what a far link may carry: sum_j F_ij over a node never exceeds NodeSumBound (occluded entries are
   // smaller than the unoccluded ones the bound is for).
-  const Scene scene = RoomWithBoxes();
-  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.5));
-  const EmbreeScene embree(scene);
-  const Dense dense = DenseRows(g, embree, FormFactorOptions{});
-  const PatchTree tree = BuildPatchTree(g.patches);
+  const DenseScene room(RoomWithBoxes(), 0.5);
+  const FormFactorGeometry &g = room.g;
+  const Dense &dense = room.dense;
+  const PatchTree &tree = room.tree;
   long long checked = 0, sums = 0;
   double tightest = 0;
   for (const PatchTreeNode &node : tree.nodes)
@@ -371,11 +383,10 @@ TEST(SparseOperator, SmoothLinksCarryLargeFarPairsWithinTheTolerance) {
   // A link is smooth (SmoothLink) where its entries may reach the tolerance but its point estimate cannot be
   // far off. With no occluder the estimate is all a link is: against the exact kernel's sums over the node
   // (the dense rows), each smooth link's estimate must be within the tolerance.
-  const Scene scene = GroundAndSky();
-  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(2));
-  const EmbreeScene embree(scene);
-  const Dense dense = DenseRows(g, embree, FormFactorOptions{});
-  const PatchTree tree = BuildPatchTree(g.patches);
+  const DenseScene open(GroundAndSky(), 2);
+  const FormFactorGeometry &g = open.g;
+  const Dense &dense = open.dense;
+  const PatchTree &tree = open.tree;
   constexpr double kTolerance = 3e-4;
   long long smooth = 0;
   double worst = 0, largest = 0;
@@ -410,7 +421,7 @@ TEST(SparseOperator, SmoothLinksCarryLargeFarPairsWithinTheTolerance) {
   EXPECT_LT(after, before);
   // And the hierarchical rows take such links, each row still within the tolerance of the dense row sum.
   SparseCounters counted;
-  const FormFactorRows f = SparseRows(g, embree, FormFactorOptions{}, kTolerance, counted, Precision::kDouble, true);
+  const FormFactorRows f = SparseRows(g, open.embree, FormFactorOptions{}, kTolerance, counted, Precision::kDouble, true);
   double worstRow = 0;
   for (long long i = 0; i < dense.n; ++i) {
     double truth = 0;

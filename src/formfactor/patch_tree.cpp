@@ -156,6 +156,26 @@ double MaxCosine(Vec3 normal, Vec3 w, double sinCone) {
   return std::max(0.0, c * cosCone + std::sqrt(std::max(0.0, 1 - c * c)) * sinCone);  // cos(angle - cone)
 }
 
+// How a node lies from patch i inside sphere `a`, for NodeBound and NodeSumBound: the gap from a's centre to the
+// node's sphere, the largest cosine at i towards the node, and the least distance between their points (gap -
+// r_a); `apart` false when a comes within its own radius of the node (no bound then).
+struct NodeReach {
+  bool apart = false;
+  double gap = 0, cosI = 0, least = 0;
+};
+
+NodeReach ReachOf(const Patch &i, const PatchSphere &a, const PatchTreeNode &node) {
+  NodeReach reach;
+  const Vec3 d = node.sphere.center - a.center;
+  const double distance = Length(d);
+  reach.gap = distance - node.sphere.radius;
+  if (reach.gap <= a.radius) return reach;
+  reach.apart = true;
+  reach.cosI = MaxCosine(i.normal, d / distance, (a.radius + node.sphere.radius) / distance);
+  reach.least = reach.gap - a.radius;
+  return reach;
+}
+
 }  // namespace
 
 double PairBound(const Patch &i, const PatchSphere &a, const Patch &j, const PatchSphere &b) {
@@ -181,27 +201,19 @@ double NodeBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &node
   // r_j / (gap + r_j - r_a), largest for the largest r_j when gap > r_a; and from patch j, a's sphere at most
   // r_a / gap. The cosine at i is bounded over the cone that holds the node; the node's normals are not kept.
   // Or: points of the two are at least gap - r_a apart, so F <= max(A_i, A_j) cos_i / (pi (gap - r_a)^2).
-  const Vec3 d = node.sphere.center - a.center;
-  const double distance = Length(d);
-  const double gap = distance - node.sphere.radius;
-  if (gap <= a.radius) return std::numeric_limits<double>::infinity();
-  const double r = node.maxPatchRadius;
-  const double cosI = MaxCosine(i.normal, d / distance, (a.radius + node.sphere.radius) / distance);
-  const double cap = std::max(CapMeasure(r / (gap + r - a.radius)) * cosI, CapMeasure(a.radius / gap));
-  const double least = gap - a.radius;
-  const double kernel = std::max(i.area, node.maxPatchArea) * cosI / (kPi * least * least);
+  const NodeReach reach = ReachOf(i, a, node);
+  if (!reach.apart) return std::numeric_limits<double>::infinity();
+  const double r = node.maxPatchRadius, gap = reach.gap;
+  const double cap = std::max(CapMeasure(r / (gap + r - a.radius)) * reach.cosI, CapMeasure(a.radius / gap));
+  const double kernel = std::max(i.area, node.maxPatchArea) * reach.cosI / (kPi * reach.least * reach.least);
   return std::min(cap, kernel);
 }
 
 double NodeSumBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &node) {
-  // As NodeBound's kernel bound, with the node's whole area in place of its largest patch's.
-  const Vec3 d = node.sphere.center - a.center;
-  const double distance = Length(d);
-  const double gap = distance - node.sphere.radius;
-  if (gap <= a.radius) return std::numeric_limits<double>::infinity();
-  const double cosI = MaxCosine(i.normal, d / distance, (a.radius + node.sphere.radius) / distance);
-  const double least = gap - a.radius;
-  return node.area * cosI / (kPi * least * least);
+  // NodeBound's kernel bound, with the node's whole area in place of its largest patch's.
+  const NodeReach reach = ReachOf(i, a, node);
+  if (!reach.apart) return std::numeric_limits<double>::infinity();
+  return node.area * reach.cosI / (kPi * reach.least * reach.least);
 }
 
 double PatchEstimate(const Patch &i, const Patch &j) {

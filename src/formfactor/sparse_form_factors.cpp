@@ -120,7 +120,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   if (farLinks) {
     std::vector<long long> counted;
     if (linkBounds == nullptr)
-      CountSparseCandidates(g.patches, tree, out.rows, dropBelow, walk, &counted, true);
+      CountSparseCandidates(g.patches, tree, out.rows, dropBelow, walk, &counted, farLinks);
     const std::vector<long long> &bounds = linkBounds != nullptr ? *linkBounds : counted;
     RAD_CHECK(bounds.size() == local, "ComputeSparseRowsCpu: one link bound per row");
     for (size_t r = 0; r < local; ++r) linkStart[r + 1] = linkStart[r] + bounds[r];
