@@ -1,6 +1,7 @@
 #include "util/timers.h"
 
 #include <nlohmann/json.hpp>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cmath>
@@ -26,9 +27,17 @@ Json Number(double v) {
 
 double Now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
+double PeakResidentBytes() {
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return double(usage.ru_maxrss) * 1024;  // Linux counts it in KiB
+}
+
 void PhaseTimers::Add(const std::string &phase, double seconds) {
   if (!seconds_.count(phase)) order_.push_back(phase);
   seconds_[phase] += seconds;
+  double &peak = peakBytes_[phase];
+  peak = std::max(peak, PeakResidentBytes());
 }
 
 double PhaseTimers::Get(const std::string &phase) const {
@@ -40,19 +49,24 @@ std::vector<PhaseTimers::Summary> PhaseTimers::Reduce(MPI_Comm comm, const std::
   int size = 1;
   MPI_Comm_size(comm, &size);
   // Every rank runs the same phases in the same order (they are collective steps), so order_ agrees.
-  std::vector<double> local;
-  for (const auto &p : order_) local.push_back(Get(p));
+  std::vector<double> local, peak;
+  for (const auto &p : order_) {
+    local.push_back(Get(p));
+    auto it = peakBytes_.find(p);
+    peak.push_back(it == peakBytes_.end() ? 0.0 : it->second);
+  }
   const int n = int(local.size());
-  std::vector<double> mn(n), mx(n), sum(n);
+  std::vector<double> mn(n), mx(n), sum(n), peakMax(n);
   MPI_Allreduce(local.data(), mn.data(), n, MPI_DOUBLE, MPI_MIN, comm);
   MPI_Allreduce(local.data(), mx.data(), n, MPI_DOUBLE, MPI_MAX, comm);
   MPI_Allreduce(local.data(), sum.data(), n, MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(peak.data(), peakMax.data(), n, MPI_DOUBLE, MPI_MAX, comm);
   double total = 0;
   for (int k = 0; k < n; ++k)
     if (order_[k] == totalPhase) total = mx[k];
   std::vector<Summary> out;
   for (int k = 0; k < n; ++k)
-    out.push_back(Summary{order_[k], mn[k], sum[k] / size, mx[k], total > 0 ? mx[k] / total : 0});
+    out.push_back(Summary{order_[k], mn[k], sum[k] / size, mx[k], total > 0 ? mx[k] / total : 0, peakMax[k]});
   return out;
 }
 
@@ -76,10 +90,10 @@ void PhaseTimers::Report(MPI_Comm comm, const std::string &title, const std::str
   MPI_Comm_size(comm, &size);
   if (rank != 0) return;
   std::fprintf(stderr, "\n%s: timings over %d rank(s), seconds\n", title.c_str(), size);
-  std::fprintf(stderr, "  %-22s %10s %10s %10s %7s\n", "phase", "min", "avg", "max", "share");
+  std::fprintf(stderr, "  %-22s %10s %10s %10s %7s %9s\n", "phase", "min", "avg", "max", "share", "peak GiB");
   for (const auto &r : rows)
-    std::fprintf(stderr, "  %-22s %10.3f %10.3f %10.3f %6.1f%%\n", r.phase.c_str(), r.min, r.avg, r.max,
-                 100 * r.share);
+    std::fprintf(stderr, "  %-22s %10.3f %10.3f %10.3f %6.1f%% %9.3f\n", r.phase.c_str(), r.min, r.avg, r.max,
+                 100 * r.share, r.peakBytes / (1024.0 * 1024 * 1024));
   for (const auto &[name, value] : counters) std::fprintf(stderr, "  %-22s %g\n", name.c_str(), value);
   for (const auto &[k, v] : extra) std::fprintf(stderr, "  %-22s %s\n", k.c_str(), v.c_str());
   std::fflush(stderr);
@@ -90,7 +104,7 @@ void PhaseTimers::Report(MPI_Comm comm, const std::string &title, const std::str
   Json &phases = json["phases"] = Json::array();
   for (const auto &r : rows) {
     phases.push_back({{"name", r.phase}, {"min", Number(r.min)}, {"avg", Number(r.avg)}, {"max", Number(r.max)},
-                      {"share", Number(r.share)}});
+                      {"share", Number(r.share)}, {"peak_bytes", Number(r.peakBytes)}});
   }
   Json &counterValues = json["counters"] = Json::object();
   for (const auto &[name, value] : counters) counterValues[name] = Number(value);

@@ -1,6 +1,8 @@
 // Per-phase wall-clock timers (in the spirit of AMReX's TinyProfiler): each rank accumulates seconds per named
 // phase; at the end rank 0 prints min/avg/max over ranks and each phase's share of the total, and the same
-// goes to a JSON file for scripts (analysis/).
+// goes to a JSON file for scripts (analysis/). Beside each phase, the process's peak resident memory when the
+// phase ended (the kernel's high-water mark, so it never falls): the phase where it jumps is the one that
+// allocated, which is how a run's memory is read phase by phase.
 #pragma once
 
 #include <mpi.h>
@@ -23,6 +25,7 @@ class PhaseTimers {
   struct Summary {
     std::string phase;
     double min, avg, max, share;
+    double peakBytes;  // the largest over ranks of a rank's peak resident memory at the phase's end
   };
   // Collective. `totalPhase` names the phase the shares are relative to.
   std::vector<Summary> Reduce(MPI_Comm comm, const std::string &totalPhase) const;
@@ -36,6 +39,7 @@ class PhaseTimers {
 
  private:
   std::map<std::string, double> seconds_;
+  std::map<std::string, double> peakBytes_;
   std::vector<std::string> order_;
   std::map<std::string, double> counters_;
 };
@@ -55,5 +59,8 @@ class ScopedPhase {
 };
 
 double Now();  // seconds on a monotonic clock
+
+// This process's peak resident memory so far, in bytes (getrusage's ru_maxrss); 0 where it cannot be read.
+double PeakResidentBytes();
 
 }  // namespace rad
