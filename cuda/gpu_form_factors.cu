@@ -31,7 +31,7 @@ constexpr int kBlock = 128;
 
 // The kernels' counts, in global memory (Tallies) and per thread block in shared memory (same layout).
 struct Tallies {
-  unsigned long long evaluations, nodePairs, exchanging, rays, occluded, overCapacity, atDepthLimit;
+  unsigned long long evaluations, nodePairs, exchanging, rays, occluded, overCapacity, atDepthLimit, hidden;
 };
 constexpr int kTallyCount = sizeof(Tallies) / sizeof(unsigned long long);
 using BlockTallies = Tallies;
@@ -39,7 +39,7 @@ using BlockTallies = Tallies;
 // Adds a thread's counts to the kernel's tallies: first within the thread block (shared memory), then one
 // global atomic per block and counter, so that millions of threads do not queue on a few addresses.
 __device__ void InitBlockTallies(BlockTallies &t) {
-  if (threadIdx.x == 0) t = BlockTallies{0, 0, 0, 0, 0, 0, 0};
+  if (threadIdx.x == 0) t = BlockTallies{0, 0, 0, 0, 0, 0, 0, 0};
   __syncthreads();
 }
 
@@ -67,6 +67,7 @@ __global__ void FormFactorKernel(GeometryView g, const long long *rows, long lon
     if (p.nodePairs) atomicAdd(&block.nodePairs, (unsigned long long)p.nodePairs);
     if (p.value > 0) atomicAdd(&block.exchanging, 1ULL);
     if (p.occluded) atomicAdd(&block.occluded, 1ULL);
+    if (p.hidden) atomicAdd(&block.hidden, 1ULL);
     if (p.overCapacity) atomicAdd(&block.overCapacity, 1ULL);
     if (p.hitDepthLimit) atomicAdd(&block.atDepthLimit, 1ULL);
   }
@@ -222,6 +223,7 @@ class DeviceEntries {
     counters.pairsOccluded += (long long)t.occluded;
     counters.pairsOverCapacity += (long long)t.overCapacity;
     counters.pairsAtDepthLimit += (long long)t.atDepthLimit;
+    counters.pairsHidden += (long long)t.hidden;
     counters.pairsRayTraced += pairsRayTraced_;
     counters.Add(hostCounters_);
   }

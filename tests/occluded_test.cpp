@@ -685,9 +685,17 @@ TEST(ExactVisibility, FullyBlockedPairIsExactlyZero) {
     for (int i = 0; i < per; ++i)
       for (int j = per; j < 2 * per; ++j) {
         const PairResult r = FormFactorPair(g, i, j, PairSettings{});
-        EXPECT_TRUE(r.occluded);
+        EXPECT_TRUE(r.hidden);  // proved hidden by the blocker before any integral (full_occlusion.h)
         EXPECT_EQ(r.value, 0.0) << i << " " << j;
         EXPECT_EQ(FormFactorPair(g, j, i, PairSettings{}).value, 0.0);
+        // The exact kernel, asked itself, finds the receiver wholly in shadow too.
+        const GeometryView view = ViewOf(g);
+        const Patch &e = g.patches[size_t(i)], &x = g.patches[size_t(j)];
+        const ClippedPair cp = ClipPair(PatchPolygon(e), e.normal, PatchPolygon(x), x.normal);
+        int32_t candidates[kMaxPairOccluders];
+        const int count = PairOccluders(view, e, x, cp, candidates, kMaxPairOccluders);
+        ASSERT_EQ(count, 1);
+        EXPECT_EQ(OccludedFormFactor(cp, e, x, view, candidates, count, QuadratureSettings{}).formFactor, 0.0);
       }
   }
 }

@@ -33,6 +33,7 @@ struct FormFactorCounters {
   long long evaluations = 0;      // point-to-polygon contour evaluations (once per unordered pair computed)
   long long nodePairs = 0;        // point-to-point kernel evaluations of the node-pair rules (likewise)
   long long pairsDeferred = 0;    // entries past the GPU's work limit, finished on the host (pair_kernels.h)
+  long long pairsHidden = 0;      // entries proved hidden by one occluder: 0 without shadow rays
 
   // Counts entry (i, j) of a computed pair, and its work.
   void Add(const PairResult &p) {
@@ -45,12 +46,14 @@ struct FormFactorCounters {
   void AddEntry(const PairResult &p, double value) {
     if (value > 0) ++pairsExchanging;
     if (p.occluded) ++pairsOccluded;
+    if (p.hidden) ++pairsHidden;
     if (p.overCapacity) ++pairsOverCapacity;
     if (p.hitDepthLimit) ++pairsAtDepthLimit;
   }
   void Add(const FormFactorCounters &c) {
     pairsExchanging += c.pairsExchanging;
     pairsRayTraced += c.pairsRayTraced;
+    pairsHidden += c.pairsHidden;
     pairsOccluded += c.pairsOccluded;
     pairsOverCapacity += c.pairsOverCapacity;
     pairsAtDepthLimit += c.pairsAtDepthLimit;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "formfactor/convex_body_shadow.h"
+#include "formfactor/full_occlusion.h"
 #include "formfactor/geometry.h"
 #include "formfactor/geometry_view.h"
 #include "formfactor/pair_result.h"
@@ -345,13 +346,30 @@ struct NearbyOccluders {
   int count = 0;
 };
 
+// What PairOccludersAmong answers when one of the occluders hides the whole pair.
+constexpr int kHiddenPair = -1;
+
+// Whether one of occluders ids[0..count) hides every segment between the pair's clipped patches
+// (full_occlusion.h): then the pair's factor is 0, with rays or exactly.
+RAD_HD inline bool HiddenByOneOf(const GeometryView &g, const int32_t *ids, int count, const ClippedPair &cp) {
+  for (int k = 0; k < count; ++k) {
+    const Occluder &o = g.occluders[ids[k]];
+    if (HidesEverySegment(o.polygon, o.normal, cp.emitter, cp.receiver)) return true;
+  }
+  return false;
+}
+
 // With shadow rays, whether any of `nearby` (not of the pair's faces) may reach into the pair's shaft: what
 // PairOccluders says at capacity 0 (0 or more than 0), without walking the BVH. An occluder the larger shaft
 // left out cannot reach the pair's; one the pair's test lets in that the BVH's boxes would have left out can
 // only add shadow rays that all pass (the segments lie in the pair's hull), which multiply the entry by exactly 1.
+// kHiddenPair when one of them hides every segment between the clipped patches (full_occlusion.h): every ray
+// would be blocked, so the factor is 0 without tracing them. That test comes first because its first step, the
+// two patches on opposite sides of the occluder's plane, turns most occluders down for less than the shaft costs.
 RAD_HD inline int PairOccludersAmong(const GeometryView &g, const Patch &first, const Patch &second,
                                      const ClippedPair &canonical, const NearbyOccluders &nearby) {
   if (nearby.count == 0) return 0;
+  if (HiddenByOneOf(g, nearby.ids, nearby.count, canonical)) return kHiddenPair;
   const Shaft shaft = MakeShaft(canonical.emitter, first.normal, canonical.receiver, second.normal);
   for (int k = 0; k < nearby.count; ++k) {
     const Occluder &o = g.occluders[nearby.ids[k]];
@@ -383,6 +401,11 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
   const int count = clearOfOccluders                      ? 0
                     : nearby.ids != nullptr && capacity == 0 ? PairOccludersAmong(g, e, x, cp, nearby)
                                                              : PairOccluders(g, e, x, cp, candidates, capacity);
+  // Exact visibility: a hidden pair's visible region is empty, known before integrating over the emitter.
+  if (count == kHiddenPair || (count > 0 && count <= capacity && HiddenByOneOf(g, candidates, count, cp))) {
+    r.hidden = true;
+    return r;
+  }
   UnoccludedResult u;
   if (count == 0 || count > capacity) {
     u = UnoccludedFormFactor(cp, e.normal, e.area, s.quadrature, ew, xw);

@@ -31,6 +31,7 @@ struct PairResult {
   double value = 0;        // F_ij; with needsRays, the unoccluded part still to be multiplied by rays' fraction
   double reverse = 0;      // F_ji, from the same integral (reciprocity); bitwise what FormFactorPair(j, i) gives
   bool needsRays = false;  // shadow rays must estimate the visible fraction
+  bool hidden = false;     // one occluder hides every segment of the pair (full_occlusion.h): 0 without rays
   bool occluded = false;   // occluders were found and the exact visible-region integral was taken
   bool overCapacity = false;  // more than kMaxPairOccluders candidates: left to shadow rays
   bool hitDepthLimit = false; // the cubature stopped at its depth limit somewhere

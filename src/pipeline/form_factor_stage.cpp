@@ -381,10 +381,10 @@ void FormFactorJob::Run() {
 
   long long mine[] = {counters_.pairsExchanging, counters_.pairsRayTraced, counters_.pairsOccluded,
                       counters_.pairsOverCapacity, counters_.pairsAtDepthLimit, counters_.rays,
-                      counters_.evaluations, counters_.nodePairs, counters_.pairsDeferred};
+                      counters_.evaluations, counters_.nodePairs, counters_.pairsDeferred, counters_.pairsHidden};
   long long all[std::size(mine)] = {};
   MPI_Allreduce(mine, all, int(std::size(mine)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7], all[8]};
+  totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7], all[8], all[9]};
   // Pairs that did not get what was asked of them are said, never hidden (also in the file's attributes).
   if (exec_.Talks() && totals_.pairsOverCapacity > 0)
     std::fprintf(stderr,
@@ -494,6 +494,7 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   timers_.Add("total", Now() - exec_.Start());
   timers_.SetCounter("pairs exchanging light", double(counters_.pairsExchanging));
   timers_.SetCounter("pairs ray traced", double(counters_.pairsRayTraced));
+  timers_.SetCounter("pairs hidden by one occluder", double(counters_.pairsHidden));
   timers_.SetCounter("pairs exact visibility", double(counters_.pairsOccluded));
   timers_.SetCounter("pairs over occluder capacity", double(counters_.pairsOverCapacity));
   timers_.SetCounter("pairs at cubature depth limit", double(counters_.pairsAtDepthLimit));
