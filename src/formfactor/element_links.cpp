@@ -103,6 +103,7 @@ struct Walker {
         handed.push_back(index);
       }
     }
+    links[size_t(element)].shrink_to_fit();  // pushed one by one: up to twice their size held otherwise
     tbb::parallel_invoke([&] { Walk(e.left, handed); }, [&] { Walk(e.right, handed); });
   }
 };
@@ -127,11 +128,7 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
     const std::vector<int32_t> root(1, 0);
     tbb::parallel_for(size_t(0), forest.roots.size(), [&](size_t f) { walker.Walk(forest.roots[f], root); });
   }
-  walk.startPtr.assign(1, 0);
-  for (const std::vector<int32_t> &s : rowStart) {
-    walk.start.insert(walk.start.end(), s.begin(), s.end());
-    walk.startPtr.push_back((long long)walk.start.size());
-  }
+  walk.start = std::move(rowStart);
   for (const FormFactorCounters &c : perThread) counters.Add(c);
   for (long long c : linkCount) walk.linkCount += c;
   for (long long c : smoothLinkCount) walk.smoothLinkCount += c;

@@ -31,8 +31,9 @@ struct ElementLink {
 };
 
 struct ElementWalk {
-  std::vector<long long> startPtr;              // per row + 1
-  std::vector<int32_t> start;                   // the nodes each row's own walk starts from
+  // Per row, the nodes its own walk starts from: kept as the walk left them, since one array over the rows
+  // would be a second copy at the rank's peak.
+  std::vector<std::vector<int32_t>> start;
   std::vector<std::vector<ElementLink>> links;  // per element of the forest (those walked here)
   long long linkCount = 0;  // links of the elements whose first patch is a row here (each counted once)
   long long smoothLinkCount = 0;  // of those, the ones taken smooth (SmoothLink, far_field.h)

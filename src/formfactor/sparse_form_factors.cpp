@@ -67,7 +67,7 @@ struct RowStart {
 RowStart StartOf(const ElementWalk *walk, size_t r) {
   static const int32_t root = 0;
   if (walk == nullptr) return {&root, 1};
-  return {walk->start.data() + walk->startPtr[r], size_t(walk->startPtr[r + 1] - walk->startPtr[r])};
+  return {walk->start[r].data(), walk->start[r].size()};
 }
 
 }  // namespace
@@ -93,8 +93,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
-                          const RowOwners *owners, const ElementWalk *walk,
-                          const std::vector<long long> *linkBounds) {
+                          const RowOwners *owners, const ElementWalk *walk) {
   RAD_CHECK(walk == nullptr || farLinks, "ComputeSparseRowsCpu: elements take far links only");
   if (!(dropBelow > 0)) throw InputError("the sparse operator needs a drop threshold above 0");
   RAD_CHECK(candidateCounts.size() == out.rows.size(), "ComputeSparseRowsCpu: one candidate count per row");
@@ -109,24 +108,24 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   for (size_t r = 0; r < local; ++r) start[r + 1] = start[r] + candidateCounts[r];
   std::vector<int32_t> columns(static_cast<size_t>(start[local]));
   std::vector<double> values(columns.size(), 0.0);
-  std::vector<uint8_t> keep(columns.size(), 0);
+  // Whether each evaluated entry is kept: with far links every non-zero one is, and its value says so, so
+  // the flags are held for the sparse operator only.
+  std::vector<uint8_t> keep(farLinks ? 0 : columns.size(), 0);
+  auto setKept = [&](long long k, uint8_t kept) {
+    if (!farLinks) keep[size_t(k)] = kept;
+  };
   std::vector<double> dropped(local, 0.0);
   const std::vector<int32_t> localRow = LocalRows(size_t(n), out.rows);
-  // Far links: each row's in one array over the rank's rows, sized by what its walk skips (each skip makes at
-  // most one link), so that nothing grows while rows are walked in parallel.
-  std::vector<long long> linkStart(farLinks ? local + 1 : 0, 0), linkEnd(farLinks ? local : 0);
-  std::vector<int32_t> linkTarget;
-  std::vector<double> linkValue;
-  if (farLinks) {
-    std::vector<long long> counted;
-    if (linkBounds == nullptr)
-      CountSparseCandidates(g.patches, tree, out.rows, dropBelow, walk, &counted, farLinks);
-    const std::vector<long long> &bounds = linkBounds != nullptr ? *linkBounds : counted;
-    RAD_CHECK(bounds.size() == local, "ComputeSparseRowsCpu: one link bound per row");
-    for (size_t r = 0; r < local; ++r) linkStart[r + 1] = linkStart[r] + bounds[r];
-    linkTarget.resize(size_t(linkStart[local]));
-    linkValue.resize(linkTarget.size());
-  }
+  // Far links: each row's in arrays of their own, filled from a thread's scratch once the row's walk is done
+  // and joined into one after all rows: arrays sized by the walk's skips (the bound the memory check takes)
+  // held three times as many slots as links on a city.
+  std::vector<std::vector<int32_t>> rowTargets(farLinks ? local : 0);
+  std::vector<std::vector<double>> rowValues(farLinks ? local : 0);
+  struct LinkScratch {
+    std::vector<int32_t> targets;
+    std::vector<double> values;
+  };
+  tbb::enumerable_thread_specific<LinkScratch> linkScratch;
 
   {
     ScopedPhase phase(timers, "sparse walk");
@@ -134,11 +133,11 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
       SparseCounters &s = sparsePerThread.local();
       const int32_t i = int32_t(out.rows[r]);
       const Patch &pi = g.patches[size_t(i)];
-      long long k = start[r], l = farLinks ? linkStart[r] : 0;
+      long long k = start[r];
+      LinkScratch &scratch = linkScratch.local();
       auto link = [&](int32_t target, double value) {
-        RAD_CHECK(l < linkStart[r + 1], "ComputeSparseRowsCpu: more far links than skips counted");
-        linkTarget[size_t(l)] = target;
-        linkValue[size_t(l++)] = value;
+        scratch.targets.push_back(target);
+        scratch.values.push_back(value);
       };
       auto candidate = [&](int32_t j) {
         RAD_CHECK(k < start[r + 1], "ComputeSparseRowsCpu: more candidates than counted");
@@ -177,7 +176,12 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
       };
       const RowStart from = StartOf(walk, r);
       WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, farLinks, candidate, skipNode, skipPatch);
-      if (farLinks) linkEnd[r] = l;
+      if (farLinks) {
+        rowTargets[r].assign(scratch.targets.begin(), scratch.targets.end());
+        rowValues[r].assign(scratch.values.begin(), scratch.values.end());
+        scratch.targets.clear();
+        scratch.values.clear();
+      }
       RAD_CHECK(k == start[r + 1], "ComputeSparseRowsCpu: fewer candidates than counted");
       std::sort(columns.begin() + start[r], columns.begin() + start[r + 1]);
       s.candidates += start[r + 1] - start[r];
@@ -230,7 +234,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   // Pairs across ranks, each evaluated once: a row i here asks the rank of row j for the pairs that
   // ComputesPair gives to j; that rank evaluates them (filling its own slot of row j too, when it has one)
   // and answers with F_ij and the keep flag. The rest of a row's remote pairs are evaluated here below.
-  std::vector<uint8_t> done(columns.size(), 0);
+  std::vector<uint8_t> done(owners != nullptr && owners->ranks > 1 ? columns.size() : 0, 0);
   if (owners != nullptr && owners->ranks > 1) {
     ScopedPhase phase(timers, "sparse pair exchange");
     const int ranks = owners->ranks;
@@ -270,7 +274,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
       const long long slot = slotOf(j, i);
       if (slot >= 0) {
         values[size_t(slot)] = e.value;
-        keep[size_t(slot)] = e.kept;
+        setKept(slot, e.kept);
         done[size_t(slot)] = 1;
       }
     });
@@ -294,7 +298,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     for (int q = 0; q < ranks; ++q)
       for (long long k : askSlot[size_t(q)]) {
         values[size_t(k)] = got[m];
-        keep[size_t(k)] = gotKept[m];
+        setKept((long long)k, gotKept[m]);
         done[size_t(k)] = 1;
         ++m;
       }
@@ -326,7 +330,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         const int i = int(out.rows[r]);
         for (long long k = start[r]; k < start[r + 1]; ++k) {
           const int32_t j = columns[size_t(k)];
-          if (done[size_t(k)]) continue;  // filled by the pair exchange with another rank
+          if (!done.empty() && done[size_t(k)]) continue;  // filled by the pair exchange with another rank
           const long long mirror = slotOf(j, i);
           if (mirror >= 0 && !ComputesPair(i, j)) continue;  // row j's evaluation writes this slot
           if (localRow[size_t(j)] < 0 && !ComputesPair(i, j)) continue;  // row j's rank evaluates it
@@ -343,12 +347,12 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
           }
           const Evaluated e = evaluate(view, i, j, walk.clear, walk.Nearby(state.ids), c, s);
           values[size_t(k)] = e.value;
-          keep[size_t(k)] = e.kept;
+          setKept(k, e.kept);
           if (mirror >= 0) {
             c.AddReverse(e.pair);
             if (e.pair.needsRays) ++c.pairsRayTraced;
             values[size_t(mirror)] = e.reverse;
-            keep[size_t(mirror)] = e.kept;
+            setKept(mirror, e.kept);
           }
         }
         for (int32_t cluster : walked) state.walked[size_t(cluster)] = 0;  // the next row starts afresh
@@ -367,7 +371,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   long long write = 0;
   for (size_t r = 0; r < local; ++r) {
     for (long long k = start[r]; k < start[r + 1]; ++k) {
-      if (keep[size_t(k)]) {
+      if (farLinks ? values[size_t(k)] != 0 : keep[size_t(k)] != 0) {
         columns[size_t(write)] = columns[size_t(k)];
         values[size_t(write)] = values[size_t(k)];
         ++write;
@@ -382,31 +386,32 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   std::vector<uint8_t>().swap(keep);
   columns.resize(size_t(write));
   values.resize(size_t(write));
+  columns.shrink_to_fit();  // the candidates' arrays held every candidate: a city keeps a third of them
   out.columns = std::move(columns);
   out.f32.clear();
   out.f64.clear();
   if (out.precision == Precision::kFloat) {
     out.f32.assign(values.begin(), values.end());  // each value rounded once, when final
   } else {
+    values.shrink_to_fit();
     out.f64 = std::move(values);
   }
   out.dropped = std::move(dropped);
   out.links = FarLinks{};
-  if (farLinks) {  // each row's links moved to the front, in place (a row's never start after its slots)
+  if (farLinks) {  // the rows' links joined, each row's arrays freed once copied
     out.links.ptr.assign(1, 0);
-    long long at = 0;
+    long long total = 0;
+    for (size_t r = 0; r < local; ++r) total += (long long)rowTargets[r].size();
+    out.links.target.reserve(size_t(total));
+    out.links.value.reserve(size_t(total));
     for (size_t r = 0; r < local; ++r) {
-      for (long long k = linkStart[r]; k < linkEnd[r]; ++k, ++at) {
-        linkTarget[size_t(at)] = linkTarget[size_t(k)];
-        linkValue[size_t(at)] = linkValue[size_t(k)];
-      }
-      out.links.ptr.push_back(at);
+      out.links.target.insert(out.links.target.end(), rowTargets[r].begin(), rowTargets[r].end());
+      out.links.value.insert(out.links.value.end(), rowValues[r].begin(), rowValues[r].end());
+      std::vector<int32_t>().swap(rowTargets[r]);
+      std::vector<double>().swap(rowValues[r]);
+      out.links.ptr.push_back((long long)out.links.target.size());
     }
-    s.links += at;
-    linkTarget.resize(size_t(at));
-    linkValue.resize(size_t(at));
-    out.links.target = std::move(linkTarget);
-    out.links.value = std::move(linkValue);
+    s.links += total;
   }
   for (const FormFactorCounters &c : perThread) counters.Add(c);
   for (const SparseCounters &t : sparsePerThread) sparse.Add(t);

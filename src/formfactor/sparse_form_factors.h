@@ -72,13 +72,11 @@ constexpr double kBytesPerFarLink = 4 + 8;
 // field is transported, through the same estimates, rather than lost; the walk also skips, as links, the nodes
 // whose link is smooth though their entries may reach the threshold (SmoothLink, far_field.h). With `walk`
 // (WalkElements, far links only), each row's walk starts where its elements left it; the caller holds the
-// elements' links (HoldElementLinks, element_links.h) in out.links.elements. `linkBounds`: the rows' skips
-// (CountSparseCandidates), counted here when not given.
+// elements' links (HoldElementLinks, element_links.h) in out.links.elements.
 void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
-                          const RowOwners *owners = nullptr, const ElementWalk *walk = nullptr,
-                          const std::vector<long long> *linkBounds = nullptr);
+                          const RowOwners *owners = nullptr, const ElementWalk *walk = nullptr);
 
 }  // namespace rad

@@ -244,7 +244,8 @@ void FormFactorJob::PrepareSparse() {
     need += double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) + 3 * sizeof(void *));
     double links = 0;
     for (long long b : linkBounds_) links += double(b);
-    need += links * kBytesPerFarLink + double(elementWalk_->start.size()) * sizeof(int32_t);
+    need += links * kBytesPerFarLink;
+    for (const std::vector<int32_t> &s : elementWalk_->start) need += double(s.size()) * sizeof(int32_t);
     for (const std::vector<ElementLink> &l : elementWalk_->links) need += double(l.size()) * 2 * sizeof(ElementLink);
   }
   const std::string what = o_.input.Label();
@@ -288,8 +289,7 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   SparseCounters mine;
   AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
     ComputeSparseRowsCpu(geometry_, *embree, *tree_, candidateCounts_, WalkThreshold(), Hierarchical(), ff, f_,
-                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get(),
-                         Hierarchical() ? &linkBounds_ : nullptr);
+                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get());
   });
   if (Hierarchical()) {
     mine.elementLinks = elementWalk_->linkCount;
