@@ -116,9 +116,9 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   };
   std::vector<double> dropped(local, 0.0);
   const std::vector<int32_t> localRow = LocalRows(size_t(n), out.rows);
-  // Far links: each row's in arrays of their own, filled from a thread's scratch once the row's walk is done
-  // and joined into one after all rows: arrays sized by the walk's skips (the bound the memory check takes)
-  // held three times as many slots as links on a city.
+  // Far links: each row's in arrays of their own, filled from a thread's scratch once the row's walk is done,
+  // and joined into one after all rows. (Arrays sized by the walk's skips, the bound the memory check takes,
+  // held three slots per link on a city.)
   std::vector<std::vector<int32_t>> rowTargets(farLinks ? local : 0);
   std::vector<std::vector<double>> rowValues(farLinks ? local : 0);
   struct LinkScratch {
@@ -298,7 +298,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     for (int q = 0; q < ranks; ++q)
       for (long long k : askSlot[size_t(q)]) {
         values[size_t(k)] = got[m];
-        setKept((long long)k, gotKept[m]);
+        setKept(k, gotKept[m]);
         done[size_t(k)] = 1;
         ++m;
       }
