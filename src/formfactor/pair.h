@@ -346,9 +346,6 @@ struct NearbyOccluders {
   int count = 0;
 };
 
-// What PairOccludersAmong answers when one of the occluders hides the whole pair.
-constexpr int kHiddenPair = -1;
-
 // Whether one of occluders ids[0..count) hides every segment between the pair's clipped patches
 // (full_occlusion.h): then the pair's factor is 0, with rays or exactly.
 RAD_HD inline bool HiddenByOneOf(const GeometryView &g, const int32_t *ids, int count, const ClippedPair &cp) {
@@ -363,13 +360,9 @@ RAD_HD inline bool HiddenByOneOf(const GeometryView &g, const int32_t *ids, int 
 // PairOccluders says at capacity 0 (0 or more than 0), without walking the BVH. An occluder the larger shaft
 // left out cannot reach the pair's; one the pair's test lets in that the BVH's boxes would have left out can
 // only add shadow rays that all pass (the segments lie in the pair's hull), which multiply the entry by exactly 1.
-// kHiddenPair when one of them hides every segment between the clipped patches (full_occlusion.h): every ray
-// would be blocked, so the factor is 0 without tracing them. That test comes first because its first step, the
-// two patches on opposite sides of the occluder's plane, turns most occluders down for less than the shaft costs.
 RAD_HD inline int PairOccludersAmong(const GeometryView &g, const Patch &first, const Patch &second,
                                      const ClippedPair &canonical, const NearbyOccluders &nearby) {
   if (nearby.count == 0) return 0;
-  if (HiddenByOneOf(g, nearby.ids, nearby.count, canonical)) return kHiddenPair;
   const Shaft shaft = MakeShaft(canonical.emitter, first.normal, canonical.receiver, second.normal);
   for (int k = 0; k < nearby.count; ++k) {
     const Occluder &o = g.occluders[nearby.ids[k]];
@@ -398,11 +391,18 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
 
   int32_t candidates[kMaxPairOccluders];
   const int capacity = s.visibility == VisibilityMethod::kExact ? kMaxPairOccluders : 0;
-  const int count = clearOfOccluders                      ? 0
-                    : nearby.ids != nullptr && capacity == 0 ? PairOccludersAmong(g, e, x, cp, nearby)
-                                                             : PairOccluders(g, e, x, cp, candidates, capacity);
-  // Exact visibility: a hidden pair's visible region is empty, known before integrating over the emitter.
-  if (count == kHiddenPair || (count > 0 && count <= capacity && HiddenByOneOf(g, candidates, count, cp))) {
+  const bool amongNearby = !clearOfOccluders && nearby.ids != nullptr && capacity == 0;
+  // A pair one listed occluder hides whole is 0 (full_occlusion.h): with rays, tried on the nearby occluders
+  // before the pair's own shaft is built (most are turned down by their plane alone); with exact visibility,
+  // on the pair's candidates before the integral of an empty visible region.
+  if (amongNearby && HiddenByOneOf(g, nearby.ids, nearby.count, cp)) {
+    r.hidden = true;
+    return r;
+  }
+  const int count = clearOfOccluders ? 0
+                    : amongNearby    ? PairOccludersAmong(g, e, x, cp, nearby)
+                                     : PairOccluders(g, e, x, cp, candidates, capacity);
+  if (count > 0 && count <= capacity && HiddenByOneOf(g, candidates, count, cp)) {
     r.hidden = true;
     return r;
   }
