@@ -17,6 +17,7 @@
 #include "formfactor/patch_tree.h"
 #include "formfactor/sparse_form_factors.h"
 #include "tests/test_scenes.h"
+#include "util/error.h"
 #include "util/thread_limit.h"
 
 namespace rad {
@@ -80,7 +81,8 @@ Dense DenseRows(const FormFactorGeometry &g, const EmbreeScene &embree, const Fo
 // the rows alone or, with `elements`, by the elements of each polygon first (element_links.h).
 FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree, const FormFactorOptions &options,
                           double dropBelow, SparseCounters &sparse, Precision precision = Precision::kDouble,
-                          bool farLinks = false, bool elements = false, long long firstRow = 0) {
+                          bool farLinks = false, bool elements = false, long long firstRow = 0,
+                          long long blockCandidates = 0, FormFactorCounters *entryCounters = nullptr) {
   FormFactorRows f;
   f.n = (long long)g.patches.size();
   f.precision = precision;
@@ -99,8 +101,11 @@ FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree
   }
   const std::vector<long long> counts =
       CountSparseCandidates(g.patches, tree, f.rows, dropBelow, walk.get(), nullptr, farLinks);
+  SparseStreaming streaming;
+  streaming.blockCandidates = blockCandidates;
   ComputeSparseRowsCpu(g, embree, tree, counts, dropBelow, farLinks, options, f, timers, counters, sparse, false,
-                       nullptr, walk.get());
+                       nullptr, walk.get(), streaming);
+  if (entryCounters != nullptr) *entryCounters = counters;
   if (elements) f.links.elements = HoldElementLinks(forest, walk->links, f.rows, g.patches);
   return f;
 }
@@ -433,6 +438,105 @@ TEST(SparseOperator, SmoothLinksCarryLargeFarPairsWithinTheTolerance) {
   EXPECT_GT(counted.smoothLinks, 0);
   EXPECT_LE(counted.smoothLinks, counted.links);
   EXPECT_LT(worstRow, kTolerance);
+}
+
+TEST(SparseOperator, RowsInManyBlocksAreTheRowsOfOneBlockWithEachPairEvaluatedOnce) {
+  // The rows are computed block by block (a row of an earlier block hands the later row its entry of their
+  // pair): small blocks give the same CSR, dropped sums and links, bit for bit, with the same pairs evaluated
+  // and the same entries counted, as one block of all rows. The sparse operator in a closed room (keep flags
+  // travel with the handed entries), and the hierarchical one with elements on a city (rays).
+  struct Case {
+    Scene scene;
+    double size, threshold;
+    bool hierarchical;
+  };
+  FormFactorOptions rays;
+  rays.pair.visibility = VisibilityMethod::kRays;
+  for (const Case &c : {Case{RoomWithBoxes(), 0.5, 1e-3, false}, Case{City(), 2, 1e-3, true}}) {
+    const FormFactorGeometry g = BuildFormFactorGeometry(c.scene, BySize(c.size));
+    const EmbreeScene embree(c.scene);
+    const FormFactorOptions options = c.hierarchical ? rays : FormFactorOptions{};
+    SparseCounters oneSparse, manySparse;
+    FormFactorCounters one, many;
+    const long long n = (long long)g.patches.size();
+    const FormFactorRows a = SparseRows(g, embree, options, c.threshold, oneSparse, Precision::kDouble,
+                                        c.hierarchical, c.hierarchical, 0, 1LL << 40, &one);
+    constexpr long long kSmallBlock = 2000;
+    const FormFactorRows b = SparseRows(g, embree, options, c.threshold, manySparse, Precision::kDouble,
+                                        c.hierarchical, c.hierarchical, 0, kSmallBlock, &many);
+    const PatchTree tree = BuildPatchTree(g.patches);
+    std::vector<long long> rows(static_cast<size_t>(n));
+    std::iota(rows.begin(), rows.end(), 0LL);
+    if (!c.hierarchical) {  // (with elements the rows' walks start lower, and count fewer candidates)
+      const std::vector<long long> counts = CountSparseCandidates(g.patches, tree, rows, c.threshold);
+      EXPECT_GT(SparseRowBlocks(counts, kSmallBlock).size(), 20u);
+    }
+    std::printf("%s, %lld patches: %lld candidates, %lld pairs evaluated, %lld kept, %lld links\n",
+                c.hierarchical ? "city, hierarchical" : "room, sparse", n, manySparse.candidates,
+                manySparse.pairsEvaluated, manySparse.kept, manySparse.links);
+    EXPECT_GT(manySparse.candidates, 20 * kSmallBlock);
+    EXPECT_EQ(a.indptr, b.indptr);
+    EXPECT_EQ(a.columns, b.columns);
+    EXPECT_EQ(a.f64, b.f64);
+    EXPECT_EQ(a.dropped, b.dropped);
+    EXPECT_EQ(a.links.ptr, b.links.ptr);
+    EXPECT_EQ(a.links.target, b.links.target);
+    EXPECT_EQ(a.links.value, b.links.value);
+    EXPECT_EQ(oneSparse.pairsEvaluated, manySparse.pairsEvaluated);
+    EXPECT_EQ(oneSparse.kept, manySparse.kept);
+    EXPECT_EQ(oneSparse.droppedEntries, manySparse.droppedEntries);
+    EXPECT_EQ(one.pairsExchanging, many.pairsExchanging);
+    EXPECT_EQ(one.pairsHidden, many.pairsHidden);
+    EXPECT_EQ(one.pairsOccluded, many.pairsOccluded);
+    EXPECT_EQ(one.pairsRayTraced, many.pairsRayTraced);
+    EXPECT_EQ(one.rays, many.rays);
+    if (!c.hierarchical) {  // float rows: the same entries, each rounded once
+      SparseCounters narrowSparse;
+      const FormFactorRows f = SparseRows(g, embree, options, c.threshold, narrowSparse, Precision::kFloat, false,
+                                          false, 0, kSmallBlock);
+      EXPECT_EQ(f.columns, a.columns);
+      ASSERT_EQ(f.f32.size(), a.f64.size());
+      for (size_t k = 0; k < f.f32.size(); ++k) ASSERT_EQ(f.f32[k], float(a.f64[k]));
+    }
+    // Every pair once: fewer evaluations than candidates (most pairs are candidates of both rows).
+    EXPECT_LT(double(manySparse.pairsEvaluated), 0.75 * double(manySparse.candidates));
+  }
+}
+
+TEST(SparseOperator, ABlockOverTheMemoryLimitIsRefusedBeforeItIsComputed) {
+  const Scene scene = RoomWithBoxes();
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.5));
+  const EmbreeScene embree(scene);
+  FormFactorRows f;
+  f.n = (long long)g.patches.size();
+  f.rows.resize(size_t(f.n));
+  std::iota(f.rows.begin(), f.rows.end(), 0LL);
+  const PatchTree tree = BuildPatchTree(g.patches);
+  const std::vector<long long> counts = CountSparseCandidates(g.patches, tree, f.rows, 1e-3);
+  const std::vector<size_t> blocks = SparseRowBlocks(counts, 2000);
+  ASSERT_GT(blocks.size(), 3u);
+  long long firstBlock = 0;
+  for (size_t r = 0; r < blocks[1]; ++r) firstBlock += counts[r];
+  // Room for the first block, but not for what the rows keep as the blocks go on: the refusal comes before
+  // a later block, with the rows done.
+  SparseStreaming streaming;
+  streaming.blockCandidates = 2000;
+  streaming.heldBytes = 1000;
+  streaming.limitBytes = streaming.heldBytes + SparseBlockBytes(firstBlock, 0, false, false, true) + 1;
+  long long refusedAt = -1;
+  streaming.refuse = [&](double need, double limit, long long rowsDone) {
+    EXPECT_GT(need, limit);
+    refusedAt = rowsDone;
+    return std::string("over the limit");
+  };
+  PhaseTimers timers;
+  FormFactorCounters counters;
+  SparseCounters sparse;
+  EXPECT_THROW(ComputeSparseRowsCpu(g, embree, tree, counts, 1e-3, false, FormFactorOptions{}, f, timers, counters,
+                                    sparse, false, nullptr, nullptr, streaming),
+               InputError);
+  EXPECT_GT(refusedAt, 0);
+  EXPECT_NE(std::find(blocks.begin(), blocks.end(), size_t(refusedAt)), blocks.end());
 }
 
 TEST(SparseOperator, FarLinksCarryWhatTheWalkSkipsOfEachRow) {

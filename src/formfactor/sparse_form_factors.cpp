@@ -22,6 +22,26 @@ namespace {
 // sparse operator keeps every entry at or above its threshold), a node whose link is smooth (SmoothLink) is
 // left out too, whatever its entries. Nodes and patches wholly behind patch i (whose entries are 0) are none of
 // these.
+// What row i's walk does with a node it reaches, and with a patch j of a leaf it reaches: the one place the
+// walk decides, shared by the walk and by CandidateOf.
+enum class NodeStep { kBehind, kSkipped, kSmooth, kOpened };
+NodeStep StepAt(const Patch &p, const PatchSphere &sphere, const PatchTreeNode &node, double dropBelow,
+                bool smoothLinks) {
+  if (BehindPatch(p, node.sphere)) return NodeStep::kBehind;
+  const bool skippable = NodeBound(p, sphere, node) < dropBelow;
+  if (skippable && EstimatedWhole(p, sphere, node, dropBelow)) return NodeStep::kSkipped;
+  if (!skippable && smoothLinks && SmoothLink(p, sphere, node, dropBelow)) return NodeStep::kSmooth;
+  return NodeStep::kOpened;
+}
+enum class PatchStep { kNone, kSkipped, kCandidate };
+PatchStep StepAt(const std::vector<Patch> &patches, const PatchTree &tree, long long i, const Patch &p,
+                 const PatchSphere &sphere, int32_t j, double dropBelow) {
+  const PatchSphere &other = tree.patchSpheres[size_t(j)];
+  const Patch &q = patches[size_t(j)];
+  if (j == i || q.face == p.face || BehindPatch(p, other) || BehindPatch(q, sphere)) return PatchStep::kNone;
+  return PairBound(p, sphere, q, other) < dropBelow ? PatchStep::kSkipped : PatchStep::kCandidate;
+}
+
 template <typename Evaluate, typename SkipNode, typename SkipPatch>
 void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long i, const int32_t *start,
              size_t startCount, double dropBelow, bool smoothLinks, Evaluate &&evaluate, SkipNode &&skipNode,
@@ -33,14 +53,10 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
   while (!stack.empty()) {
     const PatchTreeNode &node = tree.nodes[size_t(stack.back())];
     stack.pop_back();
-    if (BehindPatch(p, node.sphere)) continue;
-    const bool skippable = NodeBound(p, sphere, node) < dropBelow;
-    if (skippable && EstimatedWhole(p, sphere, node, dropBelow)) {
-      skipNode(node, false);
-      continue;
-    }
-    if (!skippable && smoothLinks && SmoothLink(p, sphere, node, dropBelow)) {
-      skipNode(node, true);
+    const NodeStep step = StepAt(p, sphere, node, dropBelow, smoothLinks);
+    if (step == NodeStep::kBehind) continue;
+    if (step != NodeStep::kOpened) {
+      skipNode(node, step == NodeStep::kSmooth);
       continue;
     }
     if (!node.IsLeaf()) {
@@ -50,12 +66,33 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
     }
     for (int32_t k = node.first; k < node.first + node.count; ++k) {
       const int32_t j = tree.order[size_t(k)];
-      const PatchSphere &other = tree.patchSpheres[size_t(j)];
-      const Patch &q = patches[size_t(j)];
-      if (j == i || q.face == p.face || BehindPatch(p, other) || BehindPatch(q, sphere)) continue;
-      if (PairBound(p, sphere, q, other) < dropBelow) skipPatch(j);
-      else evaluate(j);
+      const PatchStep patchStep = StepAt(patches, tree, i, p, sphere, j, dropBelow);
+      if (patchStep == PatchStep::kSkipped) skipPatch(j);
+      else if (patchStep == PatchStep::kCandidate) evaluate(j);
     }
+  }
+}
+
+// Whether row i's walk from `start` lists patch j (at place `place` of tree.order) as a candidate, without
+// walking the row: the walk reaches a node only through its ancestors, each opened, so it is enough to follow
+// the path down to j from the start node that holds it (start nodes are disjoint subtrees).
+bool CandidateOf(const std::vector<Patch> &patches, const PatchTree &tree, long long i, const int32_t *start,
+                 size_t startCount, double dropBelow, bool smoothLinks, int32_t j, int32_t place) {
+  if (tree.nodes.empty()) return false;
+  const Patch &p = patches[size_t(i)];
+  const PatchSphere &sphere = tree.patchSpheres[size_t(i)];
+  if (StepAt(patches, tree, i, p, sphere, j, dropBelow) != PatchStep::kCandidate) return false;  // the cheap test first
+  const PatchTreeNode *node = nullptr;
+  for (size_t s = 0; s < startCount && node == nullptr; ++s) {
+    const PatchTreeNode &n = tree.nodes[size_t(start[s])];
+    if (place >= n.first && place < n.first + n.count) node = &n;
+  }
+  if (node == nullptr) return false;
+  while (true) {
+    if (StepAt(p, sphere, *node, dropBelow, smoothLinks) != NodeStep::kOpened) return false;
+    if (node->IsLeaf()) return true;
+    const PatchTreeNode &left = tree.nodes[size_t(node->left)];
+    node = place < left.first + left.count ? &left : &tree.nodes[size_t(node->right)];
   }
 }
 
@@ -70,7 +107,53 @@ RowStart StartOf(const ElementWalk *walk, size_t r) {
   return {walk->start[r].data(), walk->start[r].size()};
 }
 
+// Rows are computed in blocks of about this share of the rank's candidates (at least kMinBlockCandidates), one
+// block at a time: walk, evaluate, keep. Only a block's candidates are held (a column and a value each; on a
+// city of 102096 patches, 1.49e8 of them, 56 % hidden, were 60 % of the run's peak when all rows' were held at
+// once), and what a row keeps is final when its block ends.
+constexpr long long kBlocksPerRank = 16;
+constexpr long long kMinBlockCandidates = 1LL << 22;
+
+// An entry of a row here that the other row of its pair evaluated, and counted, before this row's turn: a row
+// of an earlier block, which hands a later row its entry of a pair that the later row's walk lists too
+// (CandidateOf) unless it is 0 and not kept; or another rank's row, through the pair exchange. Held until the
+// row's block, sorted by column then. A pair that a row of an earlier block lists, with no entry handed, is 0.
+struct HandedEntry {
+  double value = 0;
+  int32_t column = 0;
+  uint8_t kept = 0;  // the sparse operator keeps the pair
+};
+struct ForwardEntry {  // a HandedEntry on its way to local row `row`
+  int32_t row = 0;
+  HandedEntry entry;
+};
+
 }  // namespace
+
+std::vector<size_t> SparseRowBlocks(const std::vector<long long> &candidateCounts, long long blockCandidates) {
+  long long total = 0;
+  for (long long c : candidateCounts) total += c;
+  if (blockCandidates <= 0)
+    blockCandidates = std::max(kMinBlockCandidates, (total + kBlocksPerRank - 1) / kBlocksPerRank);
+  std::vector<size_t> bounds(1, 0);
+  long long inBlock = 0;
+  for (size_t r = 0; r < candidateCounts.size(); ++r) {
+    inBlock += candidateCounts[r];
+    if (inBlock >= blockCandidates) {
+      bounds.push_back(r + 1);
+      inBlock = 0;
+    }
+  }
+  if (bounds.back() != candidateCounts.size()) bounds.push_back(candidateCounts.size());
+  return bounds;
+}
+
+double SparseBlockBytes(long long candidates, long long linkBound, bool farLinks, bool floatRows, bool handsOn) {
+  // The block's candidates (column, value, flag; the kept ones stay where they were), what it may hand on to
+  // later rows, and its links (per row, then appended).
+  return double(candidates) * (SparseBytesPerCandidate(floatRows) + (handsOn ? sizeof(ForwardEntry) : 0)) +
+         (farLinks ? double(linkBound) * 2 * kBytesPerFarLink : 0.0);
+}
 
 std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
                                              const std::vector<long long> &rows, double dropBelow,
@@ -93,100 +176,30 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
-                          const RowOwners *owners, const ElementWalk *walk) {
+                          const RowOwners *owners, const ElementWalk *walk, const SparseStreaming &streaming) {
   RAD_CHECK(walk == nullptr || farLinks, "ComputeSparseRowsCpu: elements take far links only");
   if (!(dropBelow > 0)) throw InputError("the sparse operator needs a drop threshold above 0");
   RAD_CHECK(candidateCounts.size() == out.rows.size(), "ComputeSparseRowsCpu: one candidate count per row");
+  RAD_CHECK(streaming.linkBounds == nullptr || streaming.linkBounds->size() == out.rows.size(),
+            "ComputeSparseRowsCpu: one link bound per row");
   const size_t local = out.rows.size();
   const long long n = (long long)g.patches.size();
   tbb::enumerable_thread_specific<FormFactorCounters> perThread;
   tbb::enumerable_thread_specific<SparseCounters> sparsePerThread;
   const EmbreeShadowRays occluded{embree};
-
-  // Each row's candidates (columns ascending) and values side by side, in one array over the rank's rows.
-  std::vector<long long> start(local + 1, 0);
-  for (size_t r = 0; r < local; ++r) start[r + 1] = start[r] + candidateCounts[r];
-  std::vector<int32_t> columns(static_cast<size_t>(start[local]));
-  std::vector<double> values(columns.size(), 0.0);
-  // Whether each evaluated entry is kept: with far links every non-zero one is, and its value says so, so
-  // the flags are held for the sparse operator only.
-  std::vector<uint8_t> keep(farLinks ? 0 : columns.size(), 0);
-  auto setKept = [&](long long k, uint8_t kept) {
-    if (!farLinks) keep[size_t(k)] = kept;
-  };
-  std::vector<double> dropped(local, 0.0);
   const std::vector<int32_t> localRow = LocalRows(size_t(n), out.rows);
-  // Far links: each row's in arrays of their own, filled from a thread's scratch once the row's walk is done,
-  // and joined into one after all rows. (Arrays sized by the walk's skips, the bound the memory check takes,
-  // held three slots per link on a city.)
-  std::vector<std::vector<int32_t>> rowTargets(farLinks ? local : 0);
-  std::vector<std::vector<double>> rowValues(farLinks ? local : 0);
-  struct LinkScratch {
-    std::vector<int32_t> targets;
-    std::vector<double> values;
+  std::vector<double> dropped(local, 0.0);
+  // Entries evaluated before their row's turn, per row, and those handed on by the block at hand.
+  std::vector<std::vector<HandedEntry>> handed(local);
+  long long handedHeld = 0;
+  tbb::enumerable_thread_specific<std::vector<ForwardEntry>> forward;
+  auto takeForward = [&] {  // serially, in any order: each row's entries are sorted by column before use
+    for (std::vector<ForwardEntry> &entries : forward) {
+      for (const ForwardEntry &f : entries) handed[size_t(f.row)].push_back(f.entry);
+      handedHeld += (long long)entries.size();
+      entries.clear();
+    }
   };
-  tbb::enumerable_thread_specific<LinkScratch> linkScratch;
-
-  {
-    ScopedPhase phase(timers, "sparse walk");
-    tbb::parallel_for(size_t(0), local, [&](size_t r) {
-      SparseCounters &s = sparsePerThread.local();
-      const int32_t i = int32_t(out.rows[r]);
-      const Patch &pi = g.patches[size_t(i)];
-      long long k = start[r];
-      LinkScratch &scratch = linkScratch.local();
-      auto link = [&](int32_t target, double value) {
-        scratch.targets.push_back(target);
-        scratch.values.push_back(value);
-      };
-      auto candidate = [&](int32_t j) {
-        RAD_CHECK(k < start[r + 1], "ComputeSparseRowsCpu: more candidates than counted");
-        columns[size_t(k++)] = j;
-      };
-      auto skipNode = [&](const PatchTreeNode &node, bool smooth) {
-        // The cluster estimate (opened where the node is wide for its distance) times its visible share.
-        const int32_t index = int32_t(&node - tree.nodes.data());
-        const double estimate = OpenedClusterEstimate(g.patches, tree, pi, index, kOpening);
-        if (estimate > 0) {
-          uint32_t traced = 0;
-          const double value =
-              estimate *
-              VisibleShare(g.patches, &i, 1, tree, node, options.seed, occluded, traced,
-                           FarLinkRays(smooth, estimate, dropBelow)).share;
-          perThread.local().rays += traced;
-          if (farLinks) {
-            if (value > 0) {
-              link(index, value);
-              s.smoothLinks += smooth;
-            }
-          } else {
-            dropped[r] += value;
-          }
-        }
-        ++s.nodesSkipped;
-      };
-      auto skipPatch = [&](int32_t j) {  // with one shadow ray between the centroids: a ray costs little
-        const Patch &pj = g.patches[size_t(j)];
-        const double estimate = PatchEstimate(pi, pj);
-        if (estimate > 0 && !occluded(pi.centroid, pj.centroid)) {
-          if (farLinks) link(-(j + 1), estimate);
-          else dropped[r] += estimate;
-        }
-        ++s.patchesSkipped;
-      };
-      const RowStart from = StartOf(walk, r);
-      WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, farLinks, candidate, skipNode, skipPatch);
-      if (farLinks) {
-        rowTargets[r].assign(scratch.targets.begin(), scratch.targets.end());
-        rowValues[r].assign(scratch.values.begin(), scratch.values.end());
-        scratch.targets.clear();
-        scratch.values.clear();
-      }
-      RAD_CHECK(k == start[r + 1], "ComputeSparseRowsCpu: fewer candidates than counted");
-      std::sort(columns.begin() + start[r], columns.begin() + start[r + 1]);
-      s.candidates += start[r + 1] - start[r];
-    });
-  }
 
   // The run of coplanar patches (geometry.h, with the occluder BVH) each patch belongs to.
   std::vector<int32_t> clusterOf;
@@ -195,14 +208,6 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     for (size_t c = 0; c < g.clusters.size(); ++c)
       std::fill_n(clusterOf.begin() + g.clusters[c].first, g.clusters[c].count, int32_t(c));
   }
-  // Where row j holds column i among its candidates, or -1 (row j elsewhere, or i not its candidate).
-  auto slotOf = [&](int32_t j, int32_t i) -> long long {
-    const int32_t rj = localRow[size_t(j)];
-    if (rj < 0) return -1;
-    const auto begin = columns.begin() + start[size_t(rj)], end = columns.begin() + start[size_t(rj) + 1];
-    const auto it = std::lower_bound(begin, end, i);
-    return it != end && *it == i ? (long long)(it - columns.begin()) : -1;
-  };
   // One pair from row i's side: F_ij and F_ji with the dense operator's bits, and whether the pair is kept.
   struct Evaluated {
     PairResult pair;
@@ -232,24 +237,33 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   };
 
   // Pairs across ranks, each evaluated once: a row i here asks the rank of row j for the pairs that
-  // ComputesPair gives to j; that rank evaluates them (filling its own slot of row j too, when it has one)
-  // and answers with F_ij and the keep flag. The rest of a row's remote pairs are evaluated here below.
-  std::vector<uint8_t> done(owners != nullptr && owners->ranks > 1 ? columns.size() : 0, 0);
-  if (owners != nullptr && owners->ranks > 1) {
+  // ComputesPair gives to j (found by a walk of the rows that lists candidates only); that rank evaluates them
+  // from row j's side, hands its own entry to row j, and answers with F_ij, handed to row i. The rest of a
+  // row's remote pairs are evaluated in the row's turn.
+  const bool exchange = owners != nullptr && owners->ranks > 1;
+  if (exchange) {
     ScopedPhase phase(timers, "sparse pair exchange");
     const int ranks = owners->ranks;
-    std::vector<std::vector<int32_t>> ask(static_cast<size_t>(ranks));  // (j, i) pairs for the owner of j
-    std::vector<std::vector<long long>> askSlot(static_cast<size_t>(ranks));
-    for (size_t r = 0; r < local; ++r)
-      for (long long k = start[r]; k < start[r + 1]; ++k) {
-        const int32_t j = columns[size_t(k)], i = int32_t(out.rows[r]);
-        if (localRow[size_t(j)] >= 0 || ComputesPair(i, j)) continue;
-        const int q = owners->OwnerOf(j);
-        ask[size_t(q)].push_back(j);
-        ask[size_t(q)].push_back(i);
-        askSlot[size_t(q)].push_back(k);
-      }
     const size_t rankCount = static_cast<size_t>(ranks);
+    std::vector<std::vector<int32_t>> rowAsks(local);  // per row, the remote columns it asks for
+    tbb::parallel_for(size_t(0), local, [&](size_t r) {
+      const int32_t i = int32_t(out.rows[r]);
+      const RowStart from = StartOf(walk, r);
+      WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, farLinks,
+              [&](int32_t j) {
+                if (localRow[size_t(j)] < 0 && !ComputesPair(i, j)) rowAsks[r].push_back(j);
+              },
+              [](const PatchTreeNode &, bool) {}, [](int32_t) {});
+    });
+    std::vector<std::vector<int32_t>> ask(rankCount);  // (j, i) pairs for the owner of j
+    for (size_t r = 0; r < local; ++r) {
+      for (int32_t j : rowAsks[r]) {
+        std::vector<int32_t> &to = ask[size_t(owners->OwnerOf(j))];
+        to.push_back(j);
+        to.push_back(int32_t(out.rows[r]));
+      }
+      std::vector<int32_t>().swap(rowAsks[r]);
+    }
     std::vector<int> sendCounts(rankCount), recvCounts(rankCount), sendAt(rankCount, 0), recvAt(rankCount, 0);
     for (int q = 0; q < ranks; ++q) sendCounts[size_t(q)] = int(ask[size_t(q)].size());
     RAD_MPI(MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, owners->comm));
@@ -261,27 +275,25 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     for (const auto &a : ask) asked.insert(asked.end(), a.begin(), a.end());
     RAD_MPI(MPI_Alltoallv(asked.data(), sendCounts.data(), sendAt.data(), MPI_INT32_T, incoming.data(),
                           recvCounts.data(), recvAt.data(), MPI_INT32_T, owners->comm));
+    std::vector<int32_t>().swap(asked);
     // Evaluate what was asked of this rank: (j here, i there), from row j's side.
     const size_t requests = incoming.size() / 2;
     std::vector<double> answer(requests);
     std::vector<uint8_t> answerKept(requests);
     tbb::parallel_for(size_t(0), requests, [&](size_t m) {
       const int j = incoming[2 * m], i = incoming[2 * m + 1];
-      const Evaluated e = evaluate(ViewOf(g), j, i, false, NearbyOccluders{}, perThread.local(), sparsePerThread.local());
-      perThread.local().AddReverse(e.pair);
+      FormFactorCounters &c = perThread.local();
+      const Evaluated e = evaluate(ViewOf(g), j, i, false, NearbyOccluders{}, c, sparsePerThread.local());
+      c.AddReverse(e.pair);
       answer[m] = e.reverse;
       answerKept[m] = e.kept;
-      const long long slot = slotOf(j, i);
-      if (slot >= 0) {
-        values[size_t(slot)] = e.value;
-        setKept(slot, e.kept);
-        done[size_t(slot)] = 1;
-      }
+      forward.local().push_back({localRow[size_t(j)], {e.value, i, e.kept}});
     });
+    takeForward();
     // Send the answers back (one per pair asked, in the order asked).
     for (int q = 0; q < ranks; ++q) {
       sendCounts[size_t(q)] = recvCounts[size_t(q)] / 2;
-      recvCounts[size_t(q)] = int(askSlot[size_t(q)].size());
+      recvCounts[size_t(q)] = int(ask[size_t(q)].size() / 2);
     }
     for (int q = 1; q < ranks; ++q) {
       sendAt[size_t(q)] = sendAt[size_t(q) - 1] + sendCounts[size_t(q) - 1];
@@ -296,123 +308,294 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                           recvCounts.data(), recvAt.data(), MPI_UINT8_T, owners->comm));
     size_t m = 0;
     for (int q = 0; q < ranks; ++q)
-      for (long long k : askSlot[size_t(q)]) {
-        values[size_t(k)] = got[m];
-        setKept(k, gotKept[m]);
-        done[size_t(k)] = 1;
-        ++m;
+      for (size_t a = 0; a < ask[size_t(q)].size(); a += 2, ++m) {
+        const int32_t j = ask[size_t(q)][a], i = ask[size_t(q)][a + 1];
+        handed[size_t(localRow[size_t(i)])].push_back({got[m], j, gotKept[m]});
+        ++handedHeld;
       }
   }
 
-  {
-    // A pair both of whose rows are here and hold each other as candidates is evaluated once, from the row
-    // ComputesPair picks, which writes both slots (the bits are those of either side, pair.h).
-    ScopedPhase phase(timers, "sparse form factors");
-    Progress progress("form factors (sparse)", (long long)local, showProgress);
-    // Per cluster, what its walk told the row at hand (WalkCluster; walked: whether it has been this row), and the
-    // occluders it listed: with shadow rays a pair tests those few instead of walking the BVH (the shaft queries
-    // were a third of a city's hierarchical run).
-    const bool rays = options.pair.visibility == VisibilityMethod::kRays;
-    struct ClusterState {
-      std::vector<ClusterWalk> walks;
-      std::vector<uint8_t> walked;
-      std::vector<int32_t> ids;
-    };
-    tbb::enumerable_thread_specific<ClusterState> clusterPerThread(ClusterState{
-        std::vector<ClusterWalk>(g.clusters.size()), std::vector<uint8_t>(g.clusters.size(), 0), {}});
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, local, 1), [&](const tbb::blocked_range<size_t> &range) {
-      FormFactorCounters &c = perThread.local();
-      SparseCounters &s = sparsePerThread.local();
-      ClusterState &state = clusterPerThread.local();
-      std::vector<int32_t> walked;
-      const GeometryView view = ViewOf(g);
-      for (size_t r = range.begin(); r != range.end(); ++r) {
-        const int i = int(out.rows[r]);
-        for (long long k = start[r]; k < start[r + 1]; ++k) {
-          const int32_t j = columns[size_t(k)];
-          if (!done.empty() && done[size_t(k)]) continue;  // filled by the pair exchange with another rank
-          const long long mirror = slotOf(j, i);
-          if (mirror >= 0 && !ComputesPair(i, j)) continue;  // row j's evaluation writes this slot
-          if (localRow[size_t(j)] < 0 && !ComputesPair(i, j)) continue;  // row j's rank evaluates it
-          // As the dense operator: one walk of the occluder BVH for the run of coplanar patches j belongs to.
-          ClusterWalk walk;
-          if (!clusterOf.empty()) {  // as the dense operator: one walk for the run of coplanar patches j is in
-            const size_t cluster = size_t(clusterOf[size_t(j)]);
-            if (!state.walked[cluster]) {
-              state.walks[cluster] = WalkCluster(view, g.patches[size_t(i)], g.clusters[cluster], rays, state.ids);
-              state.walked[cluster] = 1;
-              walked.push_back(int32_t(cluster));
-            }
-            walk = state.walks[cluster];
-          }
-          const Evaluated e = evaluate(view, i, j, walk.clear, walk.Nearby(state.ids), c, s);
-          values[size_t(k)] = e.value;
-          setKept(k, e.kept);
-          if (mirror >= 0) {
-            c.AddReverse(e.pair);
-            if (e.pair.needsRays) ++c.pairsRayTraced;
-            values[size_t(mirror)] = e.reverse;
-            setKept(mirror, e.kept);
-          }
-        }
-        for (int32_t cluster : walked) state.walked[size_t(cluster)] = 0;  // the next row starts afresh
-        walked.clear();
-        state.ids.clear();
-        progress.Advance();
-      }
-    });
-  }
+  // Whether local row r's walk lists patch i (CandidateOf), for a pair whose two rows are in different blocks.
+  std::vector<int32_t> placeOf(size_t(n), 0);
+  for (size_t k = 0; k < tree.order.size(); ++k) placeOf[size_t(tree.order[k])] = int32_t(k);
+  auto listedBy = [&](int32_t r, int32_t i) {
+    const RowStart from = StartOf(walk, size_t(r));
+    return CandidateOf(g.patches, tree, out.rows[size_t(r)], from.nodes, from.count, dropBelow, farLinks, i,
+                       placeOf[size_t(i)]);
+  };
 
-  // The kept entries moved to the front, row by row (in place: a row's kept entries never start after its
-  // candidates); the others added to the row's dropped sum after its skipped estimates, in column order.
-  SparseCounters &s = sparsePerThread.local();
+  // The rows block by block, each block's candidates (columns ascending per row) and values side by side in
+  // the output arrays right after what the blocks before kept, and its kept entries moved down over them: the
+  // arrays are reserved for every candidate, but only what is written is resident (a block's candidates, and
+  // the entries kept), and nothing is copied once more to be joined. Float rows hold a block's double values
+  // on their own. Whether each evaluated entry is kept: with far links every non-zero one is, and its value
+  // says so, so the flags are held for the sparse operator only.
+  const bool narrow = out.precision == Precision::kFloat;
+  long long allCandidates = 0, allLinkBounds = 0;
+  for (size_t r = 0; r < local; ++r) {
+    allCandidates += candidateCounts[r];
+    if (streaming.linkBounds != nullptr) allLinkBounds += (*streaming.linkBounds)[r];
+  }
   out.storage = Storage::kCsr;
   out.indptr.assign(1, 0);
-  long long write = 0;
-  for (size_t r = 0; r < local; ++r) {
-    for (long long k = start[r]; k < start[r + 1]; ++k) {
-      if (farLinks ? values[size_t(k)] != 0 : keep[size_t(k)] != 0) {
-        columns[size_t(write)] = columns[size_t(k)];
-        values[size_t(write)] = values[size_t(k)];
-        ++write;
-      } else if (values[size_t(k)] != 0) {
-        dropped[r] += values[size_t(k)];
-        ++s.droppedEntries;
-      }
-    }
-    out.indptr.push_back(write);
-  }
-  s.kept += write;
-  std::vector<uint8_t>().swap(keep);
-  columns.resize(size_t(write));
-  values.resize(size_t(write));
-  columns.shrink_to_fit();  // the candidates' arrays held every candidate: a city keeps a third of them
-  out.columns = std::move(columns);
+  out.columns.clear();
   out.f32.clear();
   out.f64.clear();
-  if (out.precision == Precision::kFloat) {
-    out.f32.assign(values.begin(), values.end());  // each value rounded once, when final
-  } else {
-    values.shrink_to_fit();
-    out.f64 = std::move(values);
-  }
-  out.dropped = std::move(dropped);
+  // No more is reserved than the rank's memory could hold: a larger reservation would be refused by a kernel
+  // that turns down allocations beyond its memory, and the checks before each block stop the rows first.
+  auto reservable = [&](long long count, double bytesEach) {
+    const double most = streaming.limitBytes > 0 ? streaming.limitBytes / bytesEach : double(count);
+    return size_t(std::min(double(count), most));
+  };
+  out.columns.reserve(reservable(allCandidates, sizeof(int32_t)));
+  if (narrow) out.f32.reserve(reservable(allCandidates, sizeof(float)));
+  else out.f64.reserve(reservable(allCandidates, sizeof(double)));
   out.links = FarLinks{};
-  if (farLinks) {  // the rows' links joined, each row's arrays freed once copied
+  if (farLinks) {
     out.links.ptr.assign(1, 0);
-    long long total = 0;
-    for (size_t r = 0; r < local; ++r) total += (long long)rowTargets[r].size();
-    out.links.target.reserve(size_t(total));
-    out.links.value.reserve(size_t(total));
-    for (size_t r = 0; r < local; ++r) {
-      out.links.target.insert(out.links.target.end(), rowTargets[r].begin(), rowTargets[r].end());
-      out.links.value.insert(out.links.value.end(), rowValues[r].begin(), rowValues[r].end());
-      std::vector<int32_t>().swap(rowTargets[r]);
-      std::vector<double>().swap(rowValues[r]);
-      out.links.ptr.push_back((long long)out.links.target.size());
-    }
-    s.links += total;
+    out.links.target.reserve(reservable(allLinkBounds, sizeof(int32_t)));
+    out.links.value.reserve(reservable(allLinkBounds, sizeof(double)));
   }
+  long long keptSoFar = 0, linksSoFar = 0;
+  std::vector<long long> start;
+  std::vector<double> narrowValues;
+  std::vector<uint8_t> keep;
+  auto setKept = [&](long long k, uint8_t kept) {
+    if (!farLinks) keep[size_t(k)] = kept;
+  };
+  // Far links: each row's in arrays of their own, filled from a thread's scratch once the row's walk is done.
+  std::vector<std::vector<int32_t>> rowTargets;
+  std::vector<std::vector<double>> rowValues;
+  struct LinkScratch {
+    std::vector<int32_t> targets;
+    std::vector<double> values;
+  };
+  tbb::enumerable_thread_specific<LinkScratch> linkScratch;
+  // Per cluster, what its walk told the row at hand (WalkCluster; walked: whether it has been this row), and the
+  // occluders it listed: with shadow rays a pair tests those few instead of walking the BVH (the shaft queries
+  // were a third of a city's hierarchical run).
+  const bool rays = options.pair.visibility == VisibilityMethod::kRays;
+  struct ClusterState {
+    std::vector<ClusterWalk> walks;
+    std::vector<uint8_t> walked;
+    std::vector<int32_t> ids;
+  };
+  tbb::enumerable_thread_specific<ClusterState> clusterPerThread(ClusterState{
+      std::vector<ClusterWalk>(g.clusters.size()), std::vector<uint8_t>(g.clusters.size(), 0), {}});
+  Progress progress("form factors (sparse)", (long long)local, showProgress);
+  const std::vector<size_t> blocks = SparseRowBlocks(candidateCounts, streaming.blockCandidates);
+
+  for (size_t b = 0; b + 1 < blocks.size(); ++b) {
+    const size_t first = blocks[b], last = blocks[b + 1], rowCount = last - first;
+    start.assign(rowCount + 1, 0);
+    long long linkBound = 0;
+    for (size_t r = first; r < last; ++r) {
+      start[r - first + 1] = start[r - first] + candidateCounts[r];
+      if (streaming.linkBounds != nullptr) linkBound += (*streaming.linkBounds)[r];
+    }
+    // Before anything of the block is allocated: what the rows kept so far and this block may take, within the
+    // rank's memory.
+    if (streaming.limitBytes > 0) {
+      const double need = streaming.heldBytes + double(keptSoFar) * KeptEntryBytes(narrow) +
+                          double(linksSoFar) * kBytesPerFarLink + double(handedHeld) * sizeof(HandedEntry) +
+                          SparseBlockBytes(start.back(), linkBound, farLinks, narrow, b + 2 < blocks.size());
+      if (need > streaming.limitBytes)
+        throw InputError(streaming.refuse ? streaming.refuse(need, streaming.limitBytes, (long long)first)
+                                          : std::string("not enough memory for the sparse rows"));
+    }
+    const size_t base = size_t(keptSoFar), blockCandidates = size_t(start.back());
+    out.columns.resize(base + blockCandidates);
+    int32_t *const columns = out.columns.data() + base;
+    double *values = nullptr;
+    if (narrow) {
+      narrowValues.assign(blockCandidates, 0.0);
+      values = narrowValues.data();
+    } else {
+      out.f64.resize(base + blockCandidates);
+      values = out.f64.data() + base;
+    }
+    keep.assign(farLinks ? 0 : blockCandidates, 0);
+    rowTargets.assign(farLinks ? rowCount : 0, {});
+    rowValues.assign(farLinks ? rowCount : 0, {});
+
+    {
+      ScopedPhase phase(timers, "sparse walk");
+      tbb::parallel_for(first, last, [&](size_t r) {
+        SparseCounters &s = sparsePerThread.local();
+        const int32_t i = int32_t(out.rows[r]);
+        const Patch &pi = g.patches[size_t(i)];
+        const size_t br = r - first;
+        long long k = start[br];
+        LinkScratch &scratch = linkScratch.local();
+        auto link = [&](int32_t target, double value) {
+          scratch.targets.push_back(target);
+          scratch.values.push_back(value);
+        };
+        auto candidate = [&](int32_t j) {
+          RAD_CHECK(k < start[br + 1], "ComputeSparseRowsCpu: more candidates than counted");
+          columns[size_t(k++)] = j;
+        };
+        auto skipNode = [&](const PatchTreeNode &node, bool smooth) {
+          // The cluster estimate (opened where the node is wide for its distance) times its visible share.
+          const int32_t index = int32_t(&node - tree.nodes.data());
+          const double estimate = OpenedClusterEstimate(g.patches, tree, pi, index, kOpening);
+          if (estimate > 0) {
+            uint32_t traced = 0;
+            const double value =
+                estimate *
+                VisibleShare(g.patches, &i, 1, tree, node, options.seed, occluded, traced,
+                             FarLinkRays(smooth, estimate, dropBelow)).share;
+            perThread.local().rays += traced;
+            if (farLinks) {
+              if (value > 0) {
+                link(index, value);
+                s.smoothLinks += smooth;
+              }
+            } else {
+              dropped[r] += value;
+            }
+          }
+          ++s.nodesSkipped;
+        };
+        auto skipPatch = [&](int32_t j) {  // with one shadow ray between the centroids: a ray costs little
+          const Patch &pj = g.patches[size_t(j)];
+          const double estimate = PatchEstimate(pi, pj);
+          if (estimate > 0 && !occluded(pi.centroid, pj.centroid)) {
+            if (farLinks) link(-(j + 1), estimate);
+            else dropped[r] += estimate;
+          }
+          ++s.patchesSkipped;
+        };
+        const RowStart from = StartOf(walk, r);
+        WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, farLinks, candidate, skipNode, skipPatch);
+        if (farLinks) {
+          rowTargets[br].assign(scratch.targets.begin(), scratch.targets.end());
+          rowValues[br].assign(scratch.values.begin(), scratch.values.end());
+          scratch.targets.clear();
+          scratch.values.clear();
+        }
+        RAD_CHECK(k == start[br + 1], "ComputeSparseRowsCpu: fewer candidates than counted");
+        std::sort(columns + start[br], columns + start[br + 1]);
+        s.candidates += start[br + 1] - start[br];
+        std::sort(handed[r].begin(), handed[r].end(),
+                  [](const HandedEntry &a, const HandedEntry &c) { return a.column < c.column; });
+      });
+    }
+
+    // Where row j of this block holds column i among its candidates, or -1 (row j elsewhere, or i not its
+    // candidate).
+    auto slotOf = [&](int32_t j, int32_t i) -> long long {
+      const int32_t rj = localRow[size_t(j)];
+      if (rj < 0 || size_t(rj) < first || size_t(rj) >= last) return -1;
+      const int32_t *begin = columns + start[size_t(rj) - first], *end = columns + start[size_t(rj) - first + 1];
+      const int32_t *it = std::lower_bound(begin, end, i);
+      return it != end && *it == i ? (long long)(it - columns) : -1;
+    };
+    {
+      // A pair is evaluated once: from the row ComputesPair picks when both rows are in this block (it writes
+      // both slots; the bits are those of either side, pair.h), from the earlier row when they are in two
+      // blocks here (it hands the later row its entry), from the row ComputesPair picks across ranks (the pair
+      // exchange hands the other its entry).
+      ScopedPhase phase(timers, "sparse form factors");
+      tbb::parallel_for(tbb::blocked_range<size_t>(first, last, 1), [&](const tbb::blocked_range<size_t> &range) {
+        FormFactorCounters &c = perThread.local();
+        SparseCounters &s = sparsePerThread.local();
+        ClusterState &state = clusterPerThread.local();
+        std::vector<ForwardEntry> &later = forward.local();
+        std::vector<int32_t> walked;
+        const GeometryView view = ViewOf(g);
+        for (size_t r = range.begin(); r != range.end(); ++r) {
+          const int i = int(out.rows[r]);
+          const size_t br = r - first;
+          auto h = handed[r].begin();
+          const auto hEnd = handed[r].end();
+          for (long long k = start[br]; k < start[br + 1]; ++k) {
+            const int32_t j = columns[size_t(k)];
+            while (h != hEnd && h->column < j) ++h;
+            if (h != hEnd && h->column == j) {  // evaluated from row j's side already
+              values[size_t(k)] = h->value;
+              setKept(k, h->kept);
+              continue;
+            }
+            const int32_t rj = localRow[size_t(j)];
+            if (rj >= 0 && size_t(rj) < first && listedBy(rj, i)) continue;  // evaluated by row j: 0, not kept
+            if (rj < 0 && !ComputesPair(i, j)) {
+              RAD_CHECK(!exchange, "ComputeSparseRowsCpu: a pair asked of another rank was not answered");
+              continue;  // rows on their own (a test's): row j's process evaluates it
+            }
+            const bool inBlock = rj >= 0 && size_t(rj) >= first && size_t(rj) < last;
+            const long long mirror = inBlock ? slotOf(j, i) : -1;
+            if (mirror >= 0 && !ComputesPair(i, j)) continue;  // row j's evaluation writes this slot
+            ClusterWalk walkOfJ;
+            if (!clusterOf.empty()) {  // as the dense operator: one walk for the run of coplanar patches j is in
+              const size_t cluster = size_t(clusterOf[size_t(j)]);
+              if (!state.walked[cluster]) {
+                state.walks[cluster] = WalkCluster(view, g.patches[size_t(i)], g.clusters[cluster], rays, state.ids);
+                state.walked[cluster] = 1;
+                walked.push_back(int32_t(cluster));
+              }
+              walkOfJ = state.walks[cluster];
+            }
+            const Evaluated e = evaluate(view, i, j, walkOfJ.clear, walkOfJ.Nearby(state.ids), c, s);
+            values[size_t(k)] = e.value;
+            setKept(k, e.kept);
+            if (mirror >= 0) {
+              c.AddReverse(e.pair);
+              if (e.pair.needsRays) ++c.pairsRayTraced;
+              values[size_t(mirror)] = e.reverse;
+              setKept(mirror, e.kept);
+            } else if (rj >= 0 && size_t(rj) >= last && listedBy(rj, i)) {  // row j's entry, counted here
+              c.AddReverse(e.pair);
+              if (e.pair.needsRays) ++c.pairsRayTraced;
+              if (e.reverse != 0 || e.kept) later.push_back({rj, {e.reverse, int32_t(i), e.kept}});
+            }
+          }
+          for (int32_t cluster : walked) state.walked[size_t(cluster)] = 0;  // the next row starts afresh
+          walked.clear();
+          state.ids.clear();
+          progress.Advance();
+        }
+      });
+    }
+
+    // The block's kept entries moved down over its candidates, row by row (in place: a row's kept entries never
+    // start after its candidates); the others added to the row's dropped sum after its skipped estimates, in
+    // column order. Its rows' links appended, and their handed entries done with.
+    SparseCounters &s = sparsePerThread.local();
+    size_t write = base;
+    for (size_t r = first; r < last; ++r) {
+      const size_t br = r - first;
+      for (long long k = start[br]; k < start[br + 1]; ++k) {
+        if (farLinks ? values[k] != 0 : keep[size_t(k)] != 0) {
+          out.columns[write] = columns[k];
+          if (narrow) out.f32.push_back(float(values[k]));  // each value rounded once, when final
+          else out.f64[write] = values[k];
+          ++write;
+        } else if (values[k] != 0) {
+          dropped[r] += values[k];
+          ++s.droppedEntries;
+        }
+      }
+      out.indptr.push_back((long long)write);
+      if (farLinks) {
+        out.links.target.insert(out.links.target.end(), rowTargets[br].begin(), rowTargets[br].end());
+        out.links.value.insert(out.links.value.end(), rowValues[br].begin(), rowValues[br].end());
+        out.links.ptr.push_back((long long)out.links.target.size());
+      }
+      handedHeld -= (long long)handed[r].size();
+      std::vector<HandedEntry>().swap(handed[r]);
+    }
+    out.columns.resize(write);
+    if (!narrow) out.f64.resize(write);
+    keptSoFar = (long long)write;
+    linksSoFar = (long long)out.links.target.size();
+    takeForward();
+  }
+  RAD_CHECK(handedHeld == 0, "ComputeSparseRowsCpu: entries handed to rows that were not computed");
+  SparseCounters &s = sparsePerThread.local();
+  s.kept += keptSoFar;
+  s.links += linksSoFar;
+  out.dropped = std::move(dropped);
   for (const FormFactorCounters &c : perThread) counters.Add(c);
   for (const SparseCounters &t : sparsePerThread) sparse.Add(t);
 }

@@ -10,6 +10,8 @@
 // (weighted by the point kernel, two random shadow rays each).
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "formfactor/cpu_form_factors.h"
@@ -53,20 +55,42 @@ std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, 
                                              const ElementWalk *walk = nullptr,
                                              std::vector<long long> *skipped = nullptr, bool smoothLinks = false);
 
-// Bytes per candidate that ComputeSparseRowsCpu holds at its peak (column, value and flag; float rows add
-// their narrowed copy).
+// Bytes per candidate of the block of rows at hand (column, value and flag; float rows add their narrowed
+// copy).
 constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (floatRows ? 4 : 0); }
-// And per far link it may make (a skip of the walk): target and value.
+// Per entry kept (column and value), and per far link (target and value).
+constexpr double KeptEntryBytes(bool floatRows) { return 4 + (floatRows ? 4 : 8); }
 constexpr double kBytesPerFarLink = 4 + 8;
+
+// ComputeSparseRowsCpu takes a rank's rows in blocks of consecutive rows, about `blockCandidates` candidates
+// each (0: a sixteenth of the rank's, at least 4 Mi): the first row of each block, and the end.
+std::vector<size_t> SparseRowBlocks(const std::vector<long long> &candidateCounts, long long blockCandidates = 0);
+// The most a block of `candidates` candidates and at most `linkBound` far links adds to what the rows before
+// it kept (its candidates, what it may hand on to later rows when `handsOn`, not being the last, and its
+// links).
+double SparseBlockBytes(long long candidates, long long linkBound, bool farLinks, bool floatRows, bool handsOn);
+
+// How ComputeSparseRowsCpu streams its rows, and within what memory.
+struct SparseStreaming {
+  long long blockCandidates = 0;  // SparseRowBlocks's
+  // With limitBytes > 0, before each block: the rank's `heldBytes` (its geometry, trees and elements), what the
+  // rows before kept, and SparseBlockBytes of the block (its link bound from `linkBounds`, per row, when set)
+  // against the limit; InputError(refuse(need, limit, rows done)) when over.
+  double limitBytes = 0;
+  double heldBytes = 0;
+  const std::vector<long long> *linkBounds = nullptr;
+  std::function<std::string(double, double, long long)> refuse;
+};
 
 // With `owners`, the other rows are on the other ranks of owners->comm, each calling this collectively, and a
 // pair whose rows are on two ranks is evaluated once too (the rank of the row ComputesPair picks answers the
-// other's request; phase "sparse pair exchange").
+// other's request, found by a walk that lists candidates only; phase "sparse pair exchange").
 // Fills `out` (n, rows and precision set by the caller) with CSR rows and their dropped sums, `candidateCounts`
-// being CountSparseCandidates of out.rows. `dropBelow` > 0. The walk, then the kernel over the candidates
-// (a pair whose two rows are both here once), then the kept entries gathered; rows in parallel, each row's
-// work in a fixed order, so neither the thread count nor the rank count shows in the results. Phases
-// "sparse walk" and "sparse form factors" in `timers`.
+// being CountSparseCandidates of out.rows. `dropBelow` > 0. Block by block of rows (SparseRowBlocks): the
+// walk, then the kernel over the candidates (a pair whose two rows are both here once: a row of an earlier
+// block hands its entry to the later row), then the kept entries gathered, so that only one block's
+// candidates are held; rows in parallel, each row's work in a fixed order, so neither the thread count, the
+// blocks nor the rank count shows in the results. Phases "sparse walk" and "sparse form factors" in `timers`.
 // With `farLinks` (the hierarchical operator), every evaluated entry is kept, and what the walk skips becomes
 // out.links (targets and values; the caller sets links.tree and links.area) instead of dropped sums: the far
 // field is transported, through the same estimates, rather than lost; the walk also skips, as links, the nodes
@@ -77,6 +101,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                           const std::vector<long long> &candidateCounts, double dropBelow, bool farLinks,
                           const FormFactorOptions &options, FormFactorRows &out, PhaseTimers &timers,
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
-                          const RowOwners *owners = nullptr, const ElementWalk *walk = nullptr);
+                          const RowOwners *owners = nullptr, const ElementWalk *walk = nullptr,
+                          const SparseStreaming &streaming = SparseStreaming{});
 
 }  // namespace rad

@@ -207,7 +207,6 @@ void FormFactorJob::PrepareDense() {
 // The sparse operator's memory is its entries, which only the walk of the patch tree can bound: the tree is
 // built and walked here (no kernel), and the bound checked before anything is computed.
 void FormFactorJob::PrepareSparse() {
-  const bool narrow = f_.precision == Precision::kFloat;
   {
     ScopedPhase phase(exec_.Timers(), "acceleration");
     geometry_ = BuildFormFactorGeometry(scene_, meshing_);
@@ -231,36 +230,36 @@ void FormFactorJob::PrepareSparse() {
   }
   candidates_ = 0;
   for (long long c : candidateCounts_) candidates_ += c;
-  const double entryBytes = SparseBytesPerCandidate(narrow);
-  // The entries, per row four doubles, per patch its data and tree share, and the operator check's dense rows.
+  // Per row four doubles, per patch its data and tree share, and the operator check's dense rows.
   const double checkBytes = double(std::min<long long>(o_.checkRows, (long long)f_.RowCount())) *
                             double(patchCount_) * sizeof(double);
-  double need = checkBytes + double(candidates_) * entryBytes + double(f_.RowCount()) * 4 * sizeof(double) +
-                double(patchCount_) *
-                    (kBytesPerPatch + sizeof(PatchSphere) + 2 * sizeof(int32_t) + sizeof(PatchTreeNode) / 4);
-  // The hierarchical operator's elements, the far links (at most one per skip of a row's walk), and the
-  // elements' links with where each row starts.
+  heldBytes_ = checkBytes + double(f_.RowCount()) * 4 * sizeof(double) +
+               double(patchCount_) *
+                   (kBytesPerPatch + sizeof(PatchSphere) + 2 * sizeof(int32_t) + sizeof(PatchTreeNode) / 4);
+  // The hierarchical operator's elements, and the elements' links with where each row starts.
   if (elementWalk_) {
-    need += double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) + 3 * sizeof(void *));
-    double links = 0;
-    for (long long b : linkBounds_) links += double(b);
-    need += links * kBytesPerFarLink;
-    for (const std::vector<int32_t> &s : elementWalk_->start) need += double(s.size()) * sizeof(int32_t);
-    for (const std::vector<ElementLink> &l : elementWalk_->links) need += double(l.size()) * 2 * sizeof(ElementLink);
+    heldBytes_ += double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) + 3 * sizeof(void *));
+    for (const std::vector<int32_t> &s : elementWalk_->start) heldBytes_ += double(s.size()) * sizeof(int32_t);
+    for (const std::vector<ElementLink> &l : elementWalk_->links)
+      heldBytes_ += double(l.size()) * 2 * sizeof(ElementLink);
   }
-  const std::string what = o_.input.Label();
-  const double dropBelow = WalkThreshold();
-  const char *thresholdName = Hierarchical() ? "--operator-tolerance" : "--drop-below";
-  memory_ = CheckMemoryNeed(MPI_COMM_WORLD, need, o_.memoryLimit, [&](double worst, double limit, const std::string &source) {
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "%s: not enough memory for the %s operator at %s %g: a rank needs up to %s (its rows may "
-                  "keep up to that many entries: the patch tree's bound) but may use %s (%s); raise %s, use more "
-                  "ranks%s, or give each rank more memory",
-                  what.c_str(), OperatorName(o_.op), thresholdName, dropBelow, FormatBytes(worst).c_str(),
-                  FormatBytes(limit).c_str(), source.c_str(), thresholdName, narrow ? "" : ", --precision float");
-    return std::string(line);
-  });
+  // The rows are computed block by block (sparse_form_factors.h): what they keep is known only as they go, and
+  // checked before each block; here, that the largest block fits beside the rest.
+  const std::vector<size_t> blocks = SparseRowBlocks(candidateCounts_);
+  double largestBlock = 0;
+  for (size_t b = 0; b + 1 < blocks.size(); ++b) {
+    long long candidates = 0, links = 0;
+    for (size_t r = blocks[b]; r < blocks[b + 1]; ++r) {
+      candidates += candidateCounts_[r];
+      if (!linkBounds_.empty()) links += linkBounds_[r];
+    }
+    largestBlock = std::max(largestBlock, SparseBlockBytes(candidates, links, Hierarchical(),
+                                                           f_.precision == Precision::kFloat, b + 2 < blocks.size()));
+  }
+  memory_ = CheckMemoryNeed(MPI_COMM_WORLD, heldBytes_ + largestBlock, o_.memoryLimit,
+                            [&](double worst, double limit, const std::string &source) {
+                              return SparseRefusal(worst, limit, source, 0);
+                            });
   long long allCandidates = 0;
   MPI_Allreduce(&candidates_, &allCandidates, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (exec_.Talks() && !exec_.ThreadNote().empty())
@@ -270,11 +269,35 @@ void FormFactorJob::PrepareSparse() {
                  "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), %s operator at "
                  "%s %g: %lld of %.4g entries are candidates (%.3g %%), at most %.1f MiB of F on this rank "
                  "(%s)\n",
-                 what.c_str(), scene_.faces.size(), patchCount_, exec_.Ranks(), exec_.Threads(), OperatorName(o_.op),
-                 thresholdName, dropBelow,
+                 o_.input.Label().c_str(), scene_.faces.size(), patchCount_, exec_.Ranks(), exec_.Threads(),
+                 OperatorName(o_.op),
+                 Hierarchical() ? "--operator-tolerance" : "--drop-below", WalkThreshold(),
                  allCandidates, double(patchCount_) * double(patchCount_ - 1),
                  patchCount_ > 1 ? 100.0 * double(allCandidates) / (double(patchCount_) * double(patchCount_ - 1)) : 0.0,
-                 double(candidates_) * entryBytes / (1 << 20), memory_.Describe().c_str());
+                 double(candidates_) * KeptEntryBytes(f_.precision == Precision::kFloat) / (1 << 20), memory_.Describe().c_str());
+}
+
+std::string FormFactorJob::SparseRefusal(double need, double limit, const std::string &source, long long rowsDone) const {
+  const bool narrow = f_.precision == Precision::kFloat;
+  const char *thresholdName = Hierarchical() ? "--operator-tolerance" : "--drop-below";
+  char why[256];
+  if (rowsDone > 0)
+    std::snprintf(why, sizeof why,
+                  "with %lld of its %zu rows done (what they kept, and the next block of rows keeping every "
+                  "candidate entry: the patch tree's bound)",
+                  rowsDone, f_.RowCount());
+  else
+    std::snprintf(why, sizeof why,
+                  "(its geometry and trees, and its largest block of rows keeping every candidate entry: the "
+                  "patch tree's bound)");
+  char line[768];
+  std::snprintf(line, sizeof line,
+                "%s: not enough memory for the %s operator at %s %g: a rank needs up to %s %s but may use %s "
+                "(%s); raise %s, use more ranks%s, or give each rank more memory",
+                o_.input.Label().c_str(), OperatorName(o_.op), thresholdName, WalkThreshold(),
+                FormatBytes(need).c_str(), why, FormatBytes(limit).c_str(), source.c_str(), thresholdName,
+                narrow ? "" : ", --precision float");
+  return std::string(line);
 }
 
 void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
@@ -288,8 +311,15 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   const EmbreeScene *embree = embree_.get();
   SparseCounters mine;
   AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
+    SparseStreaming streaming;
+    streaming.limitBytes = memory_.limitBytes;
+    streaming.heldBytes = heldBytes_;
+    streaming.linkBounds = linkBounds_.empty() ? nullptr : &linkBounds_;
+    streaming.refuse = [&](double need, double limit, long long rowsDone) {
+      return SparseRefusal(need, limit, memory_.source, rowsDone);
+    };
     ComputeSparseRowsCpu(geometry_, *embree, *tree_, candidateCounts_, WalkThreshold(), Hierarchical(), ff, f_,
-                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get());
+                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get(), streaming);
   });
   if (Hierarchical()) {
     mine.elementLinks = elementWalk_->linkCount;

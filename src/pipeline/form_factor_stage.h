@@ -103,6 +103,7 @@ class FormFactorJob {
   std::shared_ptr<PatchTree> tree_;
   std::shared_ptr<ElementForest> elements_;    // the hierarchical operator's receivers
   std::unique_ptr<ElementWalk> elementWalk_;   // and their links
+  double heldBytes_ = 0;  // what the sparse rows' rank holds besides the rows (sparse_form_factors.h)
   std::vector<long long> linkBounds_;           // per row, the far links it may make (its walk's skips)
   std::unique_ptr<EmbreeScene> embree_;
   std::vector<long long> candidateCounts_;  // per row
@@ -116,6 +117,8 @@ class FormFactorJob {
     long long nonzeros = 0;
   } sparseSummary_;
   void PrepareSparse();
+  // The refusal of the sparse rows' memory check (before the rows, or before a block of them).
+  std::string SparseRefusal(double need, double limit, const std::string &source, long long rowsDone) const;
   void PrepareDense();
   void CheckSparseOptions() const;
   void ChooseOperator(long long rank, long long size);  // collective: resolves --operator auto

@@ -348,8 +348,9 @@ class SparseOperatorTest(CliTestCase):
         self.assertEqual(c["operator"], "sparse")
         kept = dense_of(c, self.F.shape[0]) != 0
         self.assertTrue(np.array_equal(dense_of(c, self.F.shape[0])[kept], self.F[kept]))
-        # `run`: far links, B close to the dense one. At 600 patches the hierarchical operator's bound (2.4 MiB)
-        # is just below dense F's (2.9 MiB); at 2000 (shadow rays, to be quick) far below.
+        # `run`: far links, B close to the dense one. At 600 patches the hierarchical operator's bound (3.0 MiB:
+        # its candidates, and twice the most links its rows may make, per row and appended) is just above dense
+        # F's (2.9 MiB); at 1000 below, at 2000 (shadow rays, to be quick) far below.
         run_args = ["run", "--input", self.city, "--patches", "2000", "--visibility", "rays", "--quiet",
                     "--backend", "cpu"]
         dense_out = self.path("auto_run_dense")
@@ -363,7 +364,7 @@ class SparseOperatorTest(CliTestCase):
         with h5py.File(os.path.join(out, "radiosity.h5"), "r") as f:
             b = f["radiosity/B"][:]
         self.assertLess(np.sqrt(((b - dense_b) ** 2).mean() / (dense_b ** 2).mean()), 2e-3)
-        small = ["run"] + scene + ["--backend", "cpu"]
+        small = ["run", "--input", self.city, "--patches", "1000", "--quiet", "--backend", "cpu"]
         proc = self.rad_ok(small + ["--output-dir", self.path("auto_small"), "--memory-limit",
                                     str(self.dense_need(small + ["--output-dir", self.path("x.h5")]) - 1)])
         self.assertIn("using the hierarchical operator", proc.stderr)
