@@ -470,6 +470,19 @@ TEST(SparseOperator, RowsInManyBlocksAreTheRowsOfOneBlockWithEachPairEvaluatedOn
     if (!c.hierarchical) {  // (with elements the rows' walks start lower, and count fewer candidates)
       const std::vector<long long> counts = CountSparseCandidates(g.patches, tree, rows, c.threshold);
       EXPECT_GT(SparseRowBlocks(counts, kSmallBlock).size(), 20u);
+    } else {  // where each row's walk starts: disjoint subtrees in the order of their places (found by bisection)
+      FormFactorCounters unused;
+      const ElementWalk walk = WalkElements(g.patches, embree, tree, BuildElementForest(g.patches), rows,
+                                            c.threshold, options.seed, unused);
+      size_t longest = 0;
+      for (const std::vector<int32_t> &start : walk.start) {
+        longest = std::max(longest, start.size());
+        for (size_t k = 1; k < start.size(); ++k) {
+          const PatchTreeNode &before = tree.nodes[size_t(start[k - 1])], &node = tree.nodes[size_t(start[k])];
+          ASSERT_LE(before.first + before.count, node.first);
+        }
+      }
+      EXPECT_GT(longest, 10u);
     }
     std::printf("%s, %lld patches: %lld candidates, %lld pairs evaluated, %lld kept, %lld links\n",
                 c.hierarchical ? "city, hierarchical" : "room, sparse", n, manySparse.candidates,
