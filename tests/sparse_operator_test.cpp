@@ -475,14 +475,27 @@ TEST(SparseOperator, RowsInManyBlocksAreTheRowsOfOneBlockWithEachPairEvaluatedOn
       const ElementWalk walk = WalkElements(g.patches, embree, tree, BuildElementForest(g.patches), rows,
                                             c.threshold, options.seed, unused);
       size_t longest = 0;
-      for (const std::vector<int32_t> &start : walk.start) {
-        longest = std::max(longest, start.size());
-        for (size_t k = 1; k < start.size(); ++k) {
+      std::vector<int32_t> rowsOf(walk.handed.size(), 0);
+      for (size_t r = 0; r < rows.size(); ++r) {
+        const int32_t *start = walk.Start(r);
+        const size_t count = walk.StartCount(r);
+        longest = std::max(longest, count);
+        if (walk.startOf[r] >= 0) ++rowsOf[size_t(walk.startOf[r])];
+        for (size_t k = 1; k < count; ++k) {
           const PatchTreeNode &before = tree.nodes[size_t(start[k - 1])], &node = tree.nodes[size_t(start[k])];
           ASSERT_LE(before.first + before.count, node.first);
         }
       }
       EXPECT_GT(longest, 10u);
+      // Held once per element for the rows that start from it: most by two sibling patches.
+      long long held = 0, shared = 0;
+      for (size_t e = 0; e < walk.handed.size(); ++e) {
+        if (!walk.handed[e].empty()) EXPECT_GT(rowsOf[e], 0) << "element " << e;
+        held += (long long)walk.handed[e].size();
+        shared += (long long)walk.handed[e].size() * rowsOf[e];
+      }
+      std::printf("start nodes held %lld, read by the rows %lld times\n", held, shared);
+      EXPECT_LT(double(held), 0.75 * double(shared));
     }
     std::printf("%s, %lld patches: %lld candidates, %lld pairs evaluated, %lld kept, %lld links\n",
                 c.hierarchical ? "city, hierarchical" : "room, sparse", n, manySparse.candidates,

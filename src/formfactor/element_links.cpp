@@ -29,7 +29,8 @@ struct Walker {
   uint64_t seed;
   const std::vector<int32_t> &before;   // rows of this rank before each place of the forest's order
   const std::vector<int32_t> &localRow; // per patch
-  std::vector<std::vector<int32_t>> &rowStart;
+  std::vector<std::vector<int32_t>> &handedOf;  // per element
+  std::vector<int32_t> &startOf;                // per row
   std::vector<std::vector<ElementLink>> &links;
   tbb::enumerable_thread_specific<FormFactorCounters> &counters;
   tbb::enumerable_thread_specific<long long> &linkCount;
@@ -72,11 +73,12 @@ struct Walker {
     return true;
   }
 
-  void Walk(int32_t element, const std::vector<int32_t> &candidates) {
+  // `candidates`: what the element `from` handed down (handedOf[from]; -1: the root alone).
+  void Walk(int32_t element, const std::vector<int32_t> &candidates, int32_t from) {
     const PatchTreeNode &e = forest.tree.nodes[size_t(element)];
     if (!HasRow(e)) return;
     if (e.IsLeaf()) {
-      rowStart[size_t(localRow[size_t(forest.FirstPatch(element))])] = candidates;
+      startOf[size_t(localRow[size_t(forest.FirstPatch(element))])] = from;
       return;
     }
     const Patch receiver = forest.Receiver(patches, element);
@@ -104,7 +106,13 @@ struct Walker {
       }
     }
     links[size_t(element)].shrink_to_fit();  // pushed one by one: up to twice their size held otherwise
-    tbb::parallel_invoke([&] { Walk(e.left, handed); }, [&] { Walk(e.right, handed); });
+    handed.shrink_to_fit();
+    std::vector<int32_t> &kept = handedOf[size_t(element)];  // this element's slot: no other thread writes it
+    kept = std::move(handed);
+    tbb::parallel_invoke([&] { Walk(e.left, kept, element); }, [&] { Walk(e.right, kept, element); });
+    const PatchTreeNode &left = forest.tree.nodes[size_t(e.left)], &right = forest.tree.nodes[size_t(e.right)];
+    if (!(left.IsLeaf() && HasRow(left)) && !(right.IsLeaf() && HasRow(right)))
+      std::vector<int32_t>().swap(kept);  // no row starts from it
   }
 };
 
@@ -119,21 +127,28 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
   std::vector<int32_t> before(patches.size() + 1, 0);
   for (size_t k = 0; k < patches.size(); ++k)
     before[k + 1] = before[k] + (localRow[size_t(forest.tree.order[k])] >= 0 ? 1 : 0);
-  std::vector<std::vector<int32_t>> rowStart(rows.size());
+  walk.handed.resize(forest.tree.nodes.size());
+  walk.startOf.assign(rows.size(), -1);
   tbb::enumerable_thread_specific<FormFactorCounters> perThread;
   tbb::enumerable_thread_specific<long long> linkCount(0), smoothLinkCount(0);
-  Walker walker{patches, embree, tree, forest, dropBelow, seed, before, localRow, rowStart, walk.links, perThread,
-                linkCount, smoothLinkCount};
+  Walker walker{patches, embree, tree, forest, dropBelow, seed, before, localRow, walk.handed, walk.startOf,
+                walk.links, perThread, linkCount, smoothLinkCount};
   if (!tree.nodes.empty()) {
     const std::vector<int32_t> root(1, 0);
-    tbb::parallel_for(size_t(0), forest.roots.size(), [&](size_t f) { walker.Walk(forest.roots[f], root); });
+    tbb::parallel_for(size_t(0), forest.roots.size(), [&](size_t f) { walker.Walk(forest.roots[f], root, -1); });
   }
-  walk.start = std::move(rowStart);
   for (const FormFactorCounters &c : perThread) counters.Add(c);
   for (long long c : linkCount) walk.linkCount += c;
   for (long long c : smoothLinkCount) walk.smoothLinkCount += c;
   return walk;
 }
+
+const int32_t *ElementWalk::Start(size_t r) const {
+  static const int32_t root = 0;
+  return startOf[r] < 0 ? &root : handed[size_t(startOf[r])].data();
+}
+
+size_t ElementWalk::StartCount(size_t r) const { return startOf[r] < 0 ? 1 : handed[size_t(startOf[r])].size(); }
 
 ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
                                  const std::vector<std::vector<ElementLink>> &links, const std::vector<long long> &rows,

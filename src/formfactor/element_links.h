@@ -31,9 +31,14 @@ struct ElementLink {
 };
 
 struct ElementWalk {
-  // Per row, the nodes its own walk starts from: kept as the walk left them, since one array over the rows
-  // would be a second copy at the rank's peak.
-  std::vector<std::vector<int32_t>> start;
+  // Per element of the forest, the nodes it hands down, kept where a child is a single patch: that row's own
+  // walk starts from them. Two sibling patches start from the same list, held once (the lists were, per row,
+  // about 900 nodes on a city of 26284 patches, and growing with N).
+  std::vector<std::vector<int32_t>> handed;
+  std::vector<int32_t> startOf;  // per row: the element whose `handed` its walk starts from; -1: the root
+  // The nodes row r's walk starts from, and how many.
+  const int32_t *Start(size_t r) const;
+  size_t StartCount(size_t r) const;
   std::vector<std::vector<ElementLink>> links;  // per element of the forest (those walked here)
   long long linkCount = 0;  // links of the elements whose first patch is a row here (each counted once)
   long long smoothLinkCount = 0;  // of those, the ones taken smooth (SmoothLink, far_field.h)

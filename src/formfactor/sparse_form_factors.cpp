@@ -107,7 +107,7 @@ struct RowStart {
 RowStart StartOf(const ElementWalk *walk, size_t r) {
   static const int32_t root = 0;
   if (walk == nullptr) return {&root, 1};
-  return {walk->start[r].data(), walk->start[r].size()};
+  return {walk->Start(r), walk->StartCount(r)};
 }
 
 // Rows are computed in blocks of about this share of the rank's candidates (at least kMinBlockCandidates), one

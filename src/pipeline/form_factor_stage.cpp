@@ -239,7 +239,9 @@ void FormFactorJob::PrepareSparse() {
   // The hierarchical operator's elements, and the elements' links with where each row starts.
   if (elementWalk_) {
     heldBytes_ += double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) + 3 * sizeof(void *));
-    for (const std::vector<int32_t> &s : elementWalk_->start) heldBytes_ += double(s.size()) * sizeof(int32_t);
+    for (const std::vector<int32_t> &s : elementWalk_->handed) heldBytes_ += double(s.size()) * sizeof(int32_t);
+    heldBytes_ += double(elementWalk_->handed.size()) * sizeof(std::vector<int32_t>) +
+                  double(elementWalk_->startOf.size()) * sizeof(int32_t);
     for (const std::vector<ElementLink> &l : elementWalk_->links)
       heldBytes_ += double(l.size()) * 2 * sizeof(ElementLink);
   }
