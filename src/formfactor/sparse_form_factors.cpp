@@ -133,16 +133,17 @@ struct ForwardEntry {  // a HandedEntry on its way to local row `row`
 
 }  // namespace
 
-std::vector<size_t> SparseRowBlocks(const std::vector<long long> &candidateCounts, long long blockCandidates) {
+std::vector<size_t> SparseRowBlocks(const std::vector<long long> &candidateCounts, long long blockSize,
+                                    const std::vector<long long> *linkBounds) {
+  auto weight = [&](size_t r) { return candidateCounts[r] + (linkBounds != nullptr ? (*linkBounds)[r] : 0); };
   long long total = 0;
-  for (long long c : candidateCounts) total += c;
-  if (blockCandidates <= 0)
-    blockCandidates = std::max(kMinBlockCandidates, (total + kBlocksPerRank - 1) / kBlocksPerRank);
+  for (size_t r = 0; r < candidateCounts.size(); ++r) total += weight(r);
+  if (blockSize <= 0) blockSize = std::max(kMinBlockCandidates, (total + kBlocksPerRank - 1) / kBlocksPerRank);
   std::vector<size_t> bounds(1, 0);
   long long inBlock = 0;
   for (size_t r = 0; r < candidateCounts.size(); ++r) {
-    inBlock += candidateCounts[r];
-    if (inBlock >= blockCandidates) {
+    inBlock += weight(r);
+    if (inBlock >= blockSize) {
       bounds.push_back(r + 1);
       inBlock = 0;
     }
@@ -386,7 +387,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   tbb::enumerable_thread_specific<ClusterState> clusterPerThread(ClusterState{
       std::vector<ClusterWalk>(g.clusters.size()), std::vector<uint8_t>(g.clusters.size(), 0), {}});
   Progress progress("form factors (sparse)", (long long)local, showProgress);
-  const std::vector<size_t> blocks = SparseRowBlocks(candidateCounts, streaming.blockCandidates);
+  const std::vector<size_t> blocks = SparseRowBlocks(candidateCounts, streaming.blockCandidates, streaming.linkBounds);
 
   for (size_t b = 0; b + 1 < blocks.size(); ++b) {
     const size_t first = blocks[b], last = blocks[b + 1], rowCount = last - first;
@@ -564,6 +565,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     // The block's kept entries moved down over its candidates, row by row (in place: a row's kept entries never
     // start after its candidates); the others added to the row's dropped sum after its skipped estimates, in
     // column order. Its rows' links appended, and their handed entries done with.
+    ScopedPhase phase(timers, "sparse form factors");
     SparseCounters &s = sparsePerThread.local();
     size_t write = base;
     for (size_t r = first; r < last; ++r) {

@@ -62,9 +62,12 @@ constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (f
 constexpr double KeptEntryBytes(bool floatRows) { return 4 + (floatRows ? 4 : 8); }
 constexpr double kBytesPerFarLink = 4 + 8;
 
-// ComputeSparseRowsCpu takes a rank's rows in blocks of consecutive rows, about `blockCandidates` candidates
-// each (0: a sixteenth of the rank's, at least 4 Mi): the first row of each block, and the end.
-std::vector<size_t> SparseRowBlocks(const std::vector<long long> &candidateCounts, long long blockCandidates = 0);
+// ComputeSparseRowsCpu takes a rank's rows in blocks of consecutive rows, about `blockSize` candidates each, with
+// the far links their walks may make when `linkBounds` (per row) is given (0: a sixteenth of the rank's, at least
+// 4 Mi): the first row of each block, and the end. A city's last rows (its sky) have few candidates and many
+// links: counted by candidates alone, their block held a third of the links twice (per row, then appended).
+std::vector<size_t> SparseRowBlocks(const std::vector<long long> &candidateCounts, long long blockSize = 0,
+                                    const std::vector<long long> *linkBounds = nullptr);
 // The most a block of `candidates` candidates and at most `linkBound` far links adds to what the rows before
 // it kept (its candidates, what it may hand on to later rows when `handsOn`, not being the last, and its
 // links).
@@ -72,7 +75,7 @@ double SparseBlockBytes(long long candidates, long long linkBound, bool farLinks
 
 // How ComputeSparseRowsCpu streams its rows, and within what memory.
 struct SparseStreaming {
-  long long blockCandidates = 0;  // SparseRowBlocks's
+  long long blockCandidates = 0;  // SparseRowBlocks's block size (with linkBounds)
   // With limitBytes > 0, before each block: the rank's `heldBytes` (its geometry, trees and elements), what the
   // rows before kept, and SparseBlockBytes of the block (its link bound from `linkBounds`, per row, when set)
   // against the limit; InputError(refuse(need, limit, rows done)) when over.

@@ -247,7 +247,8 @@ void FormFactorJob::PrepareSparse() {
   }
   // The rows are computed block by block (sparse_form_factors.h): what they keep is known only as they go, and
   // checked before each block; here, that the largest block fits beside the rest.
-  const std::vector<size_t> blocks = SparseRowBlocks(candidateCounts_);
+  const std::vector<size_t> blocks =
+      SparseRowBlocks(candidateCounts_, 0, linkBounds_.empty() ? nullptr : &linkBounds_);
   double largestBlock = 0;
   for (size_t b = 0; b + 1 < blocks.size(); ++b) {
     long long candidates = 0, links = 0;
@@ -312,6 +313,17 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   }
   const EmbreeScene *embree = embree_.get();
   SparseCounters mine;
+  // The elements' links held for the solve (HoldElementLinks) before the rows, and the walk's own copy freed:
+  // held after the rows, both copies were the run's peak (a quarter of a GiB more on a city of 102096
+  // patches); the rows need only where each one's walk starts.
+  ElementFarLinks elementLinks;
+  if (Hierarchical()) {
+    ScopedPhase phase(exec_.Timers(), "element links held");
+    mine.elementLinks = elementWalk_->linkCount;
+    mine.smoothLinks += elementWalk_->smoothLinkCount;
+    elementLinks = HoldElementLinks(elements_, elementWalk_->links, f_.rows, geometry_.patches);
+    std::vector<std::vector<ElementLink>>().swap(elementWalk_->links);
+  }
   AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
     SparseStreaming streaming;
     streaming.limitBytes = memory_.limitBytes;
@@ -324,10 +336,8 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
                          exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get(), streaming);
   });
   if (Hierarchical()) {
-    mine.elementLinks = elementWalk_->linkCount;
-    mine.smoothLinks += elementWalk_->smoothLinkCount;
-    f_.links.elements = HoldElementLinks(elements_, elementWalk_->links, f_.rows, geometry_.patches);
-    elementWalk_.reset();  // its links are held by the elements above this rank's rows now
+    f_.links.elements = std::move(elementLinks);
+    elementWalk_.reset();  // where the rows' walks started: done with
     f_.links.tree = tree_;
     f_.links.area.resize(geometry_.patches.size());
     for (size_t j = 0; j < geometry_.patches.size(); ++j) f_.links.area[j] = geometry_.patches[j].area;
