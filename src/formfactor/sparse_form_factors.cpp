@@ -16,12 +16,6 @@ namespace rad {
 
 namespace {
 
-// The walk of row i's tree from the nodes `start` (the root, or what the elements above row i handed down):
-// `evaluate(j)` for every patch j that may share an entry at or above `dropBelow` with i, `skipNode(node, smooth)`
-// and `skipPatch(j)` for the nodes and patches left out by their bound. With `smoothLinks` (far links only: the
-// sparse operator keeps every entry at or above its threshold), a node whose link is smooth (SmoothLink) is
-// left out too, whatever its entries. Nodes and patches wholly behind patch i (whose entries are 0) are none of
-// these.
 // What row i's walk does with a node it reaches, and with a patch j of a leaf it reaches: the one place the
 // walk decides, shared by the walk and by CandidateOf.
 enum class NodeStep { kBehind, kSkipped, kSmooth, kOpened };
@@ -42,6 +36,12 @@ PatchStep StepAt(const std::vector<Patch> &patches, const PatchTree &tree, long 
   return PairBound(p, sphere, q, other) < dropBelow ? PatchStep::kSkipped : PatchStep::kCandidate;
 }
 
+// The walk of row i's tree from the nodes `start` (the root, or what the elements above row i handed down):
+// `evaluate(j)` for every patch j that may share an entry at or above `dropBelow` with i, `skipNode(node, smooth)`
+// and `skipPatch(j)` for the nodes and patches left out by their bound. With `smoothLinks` (far links only: the
+// sparse operator keeps every entry at or above its threshold), a node whose link is smooth (SmoothLink) is
+// left out too, whatever its entries. Nodes and patches wholly behind patch i (whose entries are 0) are none of
+// these.
 template <typename Evaluate, typename SkipNode, typename SkipPatch>
 void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long i, const int32_t *start,
              size_t startCount, double dropBelow, bool smoothLinks, Evaluate &&evaluate, SkipNode &&skipNode,
