@@ -166,7 +166,7 @@ void WriteFarLinks(MPI_Comm comm, hid_t file, const FormFactorRows &f) {
   H5Handle value = Create1d(group, "link_value", H5T_IEEE_F64LE, links.total);
   if (links.total > 0) {
     Write1d(target, links.before, mine, f.links.target.data(), H5T_NATIVE_INT32);
-    Write1d(value, links.before, mine, f.links.value.data(), H5T_NATIVE_DOUBLE);
+    Write1d(value, links.before, mine, f.links.value.data(), H5T_NATIVE_FLOAT);
   }
   WriteDoubleAttribute(group, "far_links", double(links.total));
   WriteDoubleAttribute(group, "tree_nodes", double(f.links.tree->nodes.size()));
@@ -218,7 +218,7 @@ void ReadFarLinks(MPI_Comm comm, hid_t file, const std::string &path, const std:
   links.target.resize(memDims[0]);
   links.value.resize(memDims[0]);
   RAD_H5(H5Dread(target, H5T_NATIVE_INT32, memSpace, fileSpace, dxpl, links.target.data()));
-  RAD_H5(H5Dread(value, H5T_NATIVE_DOUBLE, memSpace, fileSpace, dxpl, links.value.data()));
+  RAD_H5(H5Dread(value, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, links.value.data()));
   links.target.resize(size_t(selected));
   links.value.resize(size_t(selected));
 

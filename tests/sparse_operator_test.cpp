@@ -348,7 +348,7 @@ TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
     }
     EXPECT_NEAR(got, expected, 1e-13) << "row " << r;
     EXPECT_LE(f.indptr[r + 1] - f.indptr[r], bounds[r]);
-    EXPECT_NEAR(f.RowSum(r), before.RowSum(r), 1e-15);
+    EXPECT_NEAR(f.RowSum(r), before.RowSum(r), 1e-14);  // each link's share per patch rounded on its own
   }
 }
 

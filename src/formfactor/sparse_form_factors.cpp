@@ -358,7 +358,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   if (farLinks) {
     out.links.ptr.assign(1, 0);
     out.links.target.reserve(reservable(allLinkBounds, sizeof(int32_t)));
-    out.links.value.reserve(reservable(allLinkBounds, sizeof(double)));
+    out.links.value.reserve(reservable(allLinkBounds, sizeof(float)));
   }
   long long keptSoFar = 0, linksSoFar = 0;
   std::vector<long long> start;

@@ -58,9 +58,9 @@ std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, 
 // Bytes per candidate of the block of rows at hand (column, value and flag; float rows add their narrowed
 // copy).
 constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (floatRows ? 4 : 0); }
-// Per entry kept (column and value), and per far link (target and value).
+// Per entry kept (column and value), and per far link (target and value, FarLinks).
 constexpr double KeptEntryBytes(bool floatRows) { return 4 + (floatRows ? 4 : 8); }
-constexpr double kBytesPerFarLink = 4 + 8;
+constexpr double kBytesPerFarLink = 4 + 4;
 
 // ComputeSparseRowsCpu takes a rank's rows in blocks of consecutive rows, about `blockSize` candidates each, with
 // the far links their walks may make when `linkBounds` (per row) is given (0: a sixteenth of the rank's, at least
