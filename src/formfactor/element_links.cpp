@@ -167,8 +167,8 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
     held.element.push_back(int32_t(e));
     for (const ElementLink &l : links[e]) {
       held.target.push_back(l.target);
-      held.value.push_back(l.value);
-      for (int a = 0; a < 3; ++a) held.slope.push_back(l.slope[a]);
+      held.value.push_back(float(l.value));
+      for (int a = 0; a < 3; ++a) held.slope.push_back(float(l.slope[a]));
     }
     held.ptr.push_back((long long)held.target.size());
   }
@@ -179,7 +179,7 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
       if (index[size_t(e)] < 0) continue;
       held.rowElement.push_back(index[size_t(e)]);
       const Vec3 offset = x - f.tree.nodes[size_t(e)].areaCentroid;
-      for (int a = 0; a < 3; ++a) held.rowOffset.push_back(offset[a]);
+      for (int a = 0; a < 3; ++a) held.rowOffset.push_back(float(offset[a]));
     }
     held.rowPtr.push_back((long long)held.rowElement.size());
   }
