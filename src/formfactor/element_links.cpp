@@ -179,7 +179,7 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
       if (index[size_t(e)] < 0) continue;
       held.rowElement.push_back(index[size_t(e)]);
       const Vec3 offset = x - f.tree.nodes[size_t(e)].areaCentroid;
-      for (int a = 0; a < 3; ++a) held.rowOffset.push_back(float(offset[a]));
+      for (int a = 0; a < 3; ++a) held.rowOffset.push_back(offset[a]);
     }
     held.rowPtr.push_back((long long)held.rowElement.size());
   }

@@ -26,8 +26,7 @@ void GatherElementLinks(const FarLinks &links, const std::vector<double> &means,
 inline double ElementShare(const ElementFarLinks &e, size_t r, const std::vector<double> &gathered) {
   double sum = 0;
   for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {
-    const double *g = &gathered[4 * size_t(e.rowElement[size_t(q)])];
-    const float *d = &e.rowOffset[3 * size_t(q)];
+    const double *g = &gathered[4 * size_t(e.rowElement[size_t(q)])], *d = &e.rowOffset[3 * size_t(q)];
     sum += g[0] + g[1] * d[0] + g[2] * d[1] + g[3] * d[2];
   }
   return sum;

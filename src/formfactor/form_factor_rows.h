@@ -25,17 +25,19 @@ struct ElementFarLinks {
   std::vector<int32_t> element;     // forest nodes with links above a row here, ascending
   std::vector<long long> ptr;       // element.size() + 1: element m's links are [ptr[m], ptr[m + 1])
   std::vector<int32_t> target;      // a node of FarLinks::tree
-  // Values, slopes and offsets in float, as the rows' links (FarLinks::value): estimates good to about 1e-3
-  // of a row; the arrays were a sixth of a city's peak (N = 102096) in double. Files hold them in float64.
+  // Values and slopes in float, as the rows' links (FarLinks::value): estimates good to about 1e-3 of a row.
+  // Files hold them in float64. The offsets stay double: files do not hold them (they come from the patches'
+  // centroids), so a reader computes them as here.
   std::vector<float> value;         // the estimated sum of F over the target's patches at the element's centre
   std::vector<float> slope;         // 3 per link: its gradient along the element's plane
   std::vector<long long> rowPtr;    // per local row + 1: the row's elements are [rowPtr[r], rowPtr[r + 1])
   std::vector<int32_t> rowElement;  // index into `element`, from the row's leaf up
-  std::vector<float> rowOffset;     // 3 per (row, element): the row's centroid less the element's centre
+  std::vector<double> rowOffset;    // 3 per (row, element): the row's centroid less the element's centre
   bool Empty() const { return element.empty(); }
   // Link k as the row's element q (an index into rowElement) reads it.
   double Read(size_t q, long long k) const {
-    const float *d = &rowOffset[3 * q], *g = &slope[3 * size_t(k)];
+    const double *d = &rowOffset[3 * q];
+    const float *g = &slope[3 * size_t(k)];
     return double(value[size_t(k)]) + double(g[0]) * d[0] + double(g[1]) * d[1] + double(g[2]) * d[2];
   }
   double Sum(size_t r) const {
