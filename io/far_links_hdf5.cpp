@@ -133,12 +133,13 @@ std::string ReadElementLinks(hid_t file, const std::string &path, const std::vec
   size_t k = 0;
   for (long long e : held)
     for (long long c = ptr[size_t(e)]; c < ptr[size_t(e) + 1]; ++c, ++k) {
-      const ElementLink l{target[k], value[k], Vec3{slope[3 * k], slope[3 * k + 1], slope[3 * k + 2]}};
-      if (l.target < 0 || l.target >= treeNodes || !std::isfinite(l.value) || !std::isfinite(l.slope[0]) ||
-          !std::isfinite(l.slope[1]) || !std::isfinite(l.slope[2]))
+      const double *g = &slope[3 * k];
+      // Held in float (ElementLink): a value float cannot hold is refused, as one that is not finite.
+      auto fits = [](double v) { return std::isfinite(v) && std::isfinite(float(v)); };
+      if (target[k] < 0 || target[k] >= treeNodes || !fits(value[k]) || !fits(g[0]) || !fits(g[1]) || !fits(g[2]))
         return "/formfactors/element_link_*: link " + std::to_string(c) + " (element " + std::to_string(e) +
-               ") names node " + std::to_string(l.target) + " with value " + std::to_string(l.value);
-      perElement[size_t(e)].push_back(l);
+               ") names node " + std::to_string(target[k]) + " with value " + std::to_string(value[k]);
+      perElement[size_t(e)].push_back({target[k], float(value[k]), {float(g[0]), float(g[1]), float(g[2])}});
     }
   f.links.elements = HoldElementLinks(forest, perElement, f.rows, patches);
   return "";

@@ -65,7 +65,9 @@ struct Walker {
       const double behind = OpenedClusterEstimate(patches, tree, at, index, kOpening);
       slope = slope + axis * ((ahead - behind) / (2 * h));
     }
-    links[size_t(element)].push_back({index, value * seen.share, slope * seen.share});
+    const Vec3 seenSlope = slope * seen.share;
+    links[size_t(element)].push_back(
+        {index, float(value * seen.share), {float(seenSlope[0]), float(seenSlope[1]), float(seenSlope[2])}});
     if (localRow[size_t(forest.FirstPatch(element))] >= 0) {
       ++linkCount.local();
       smoothLinkCount.local() += smooth;
@@ -167,8 +169,8 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
     held.element.push_back(int32_t(e));
     for (const ElementLink &l : links[e]) {
       held.target.push_back(l.target);
-      held.value.push_back(float(l.value));
-      for (int a = 0; a < 3; ++a) held.slope.push_back(float(l.slope[a]));
+      held.value.push_back(l.value);
+      for (int a = 0; a < 3; ++a) held.slope.push_back(l.slope[a]);
     }
     held.ptr.push_back((long long)held.target.size());
   }
