@@ -541,14 +541,12 @@ TEST(SparseOperator, ABlockOverTheMemoryLimitIsRefusedBeforeItIsComputed) {
   const std::vector<long long> counts = CountSparseCandidates(g.patches, tree, f.rows, 1e-3);
   const std::vector<size_t> blocks = SparseRowBlocks(counts, 2000);
   ASSERT_GT(blocks.size(), 3u);
-  long long firstBlock = 0;
-  for (size_t r = 0; r < blocks[1]; ++r) firstBlock += counts[r];
   // Room for the first block, but not for what the rows keep as the blocks go on: the refusal comes before
   // a later block, with the rows done.
   SparseStreaming streaming;
   streaming.blockCandidates = 2000;
   streaming.heldBytes = 1000;
-  streaming.limitBytes = streaming.heldBytes + SparseBlockBytes(firstBlock, 0, false, false, true) + 1;
+  streaming.limitBytes = streaming.heldBytes + SparseBlockBytes(counts, nullptr, 0, blocks[1], false, false, true) + 1;
   long long refusedAt = -1;
   streaming.refuse = [&](double need, double limit, long long rowsDone) {
     EXPECT_GT(need, limit);

@@ -152,7 +152,13 @@ std::vector<size_t> SparseRowBlocks(const std::vector<long long> &candidateCount
   return bounds;
 }
 
-double SparseBlockBytes(long long candidates, long long linkBound, bool farLinks, bool floatRows, bool handsOn) {
+double SparseBlockBytes(const std::vector<long long> &candidateCounts, const std::vector<long long> *linkBounds,
+                        size_t first, size_t last, bool farLinks, bool floatRows, bool handsOn) {
+  long long candidates = 0, linkBound = 0;
+  for (size_t r = first; r < last; ++r) {
+    candidates += candidateCounts[r];
+    if (linkBounds != nullptr) linkBound += (*linkBounds)[r];
+  }
   // The block's candidates (column, value, flag; the kept ones stay where they were), what it may hand on to
   // later rows, and its links (per row, then appended).
   return double(candidates) * (SparseBytesPerCandidate(floatRows) + (handsOn ? sizeof(ForwardEntry) : 0)) +
@@ -392,17 +398,14 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   for (size_t b = 0; b + 1 < blocks.size(); ++b) {
     const size_t first = blocks[b], last = blocks[b + 1], rowCount = last - first;
     start.assign(rowCount + 1, 0);
-    long long linkBound = 0;
-    for (size_t r = first; r < last; ++r) {
-      start[r - first + 1] = start[r - first] + candidateCounts[r];
-      if (streaming.linkBounds != nullptr) linkBound += (*streaming.linkBounds)[r];
-    }
+    for (size_t r = first; r < last; ++r) start[r - first + 1] = start[r - first] + candidateCounts[r];
     // Before anything of the block is allocated: what the rows kept so far and this block may take, within the
     // rank's memory.
     if (streaming.limitBytes > 0) {
       const double need = streaming.heldBytes + double(keptSoFar) * KeptEntryBytes(narrow) +
                           double(linksSoFar) * kBytesPerFarLink + double(handedHeld) * sizeof(HandedEntry) +
-                          SparseBlockBytes(start.back(), linkBound, farLinks, narrow, b + 2 < blocks.size());
+                          SparseBlockBytes(candidateCounts, streaming.linkBounds, first, last, farLinks, narrow,
+                                           b + 2 < blocks.size());
       if (need > streaming.limitBytes)
         throw InputError(streaming.refuse ? streaming.refuse(need, streaming.limitBytes, (long long)first)
                                           : std::string("not enough memory for the sparse rows"));

@@ -68,10 +68,10 @@ constexpr double kBytesPerFarLink = 4 + 4;
 // links: counted by candidates alone, their block held a third of the links twice (per row, then appended).
 std::vector<size_t> SparseRowBlocks(const std::vector<long long> &candidateCounts, long long blockSize = 0,
                                     const std::vector<long long> *linkBounds = nullptr);
-// The most a block of `candidates` candidates and at most `linkBound` far links adds to what the rows before
-// it kept (its candidates, what it may hand on to later rows when `handsOn`, not being the last, and its
-// links).
-double SparseBlockBytes(long long candidates, long long linkBound, bool farLinks, bool floatRows, bool handsOn);
+// The most the block of rows [first, last) adds to what the rows before it kept: its candidates, what it may
+// hand on to later rows when `handsOn` (not being the last), and its far links (at most `linkBounds`, per row).
+double SparseBlockBytes(const std::vector<long long> &candidateCounts, const std::vector<long long> *linkBounds,
+                        size_t first, size_t last, bool farLinks, bool floatRows, bool handsOn);
 
 // How ComputeSparseRowsCpu streams its rows, and within what memory.
 struct SparseStreaming {

@@ -247,18 +247,13 @@ void FormFactorJob::PrepareSparse() {
   }
   // The rows are computed block by block (sparse_form_factors.h): what they keep is known only as they go, and
   // checked before each block; here, that the largest block fits beside the rest.
-  const std::vector<size_t> blocks =
-      SparseRowBlocks(candidateCounts_, 0, linkBounds_.empty() ? nullptr : &linkBounds_);
+  const std::vector<long long> *linkBounds = linkBounds_.empty() ? nullptr : &linkBounds_;
+  const std::vector<size_t> blocks = SparseRowBlocks(candidateCounts_, 0, linkBounds);
   double largestBlock = 0;
-  for (size_t b = 0; b + 1 < blocks.size(); ++b) {
-    long long candidates = 0, links = 0;
-    for (size_t r = blocks[b]; r < blocks[b + 1]; ++r) {
-      candidates += candidateCounts_[r];
-      if (!linkBounds_.empty()) links += linkBounds_[r];
-    }
-    largestBlock = std::max(largestBlock, SparseBlockBytes(candidates, links, Hierarchical(),
-                                                           f_.precision == Precision::kFloat, b + 2 < blocks.size()));
-  }
+  for (size_t b = 0; b + 1 < blocks.size(); ++b)
+    largestBlock = std::max(largestBlock, SparseBlockBytes(candidateCounts_, linkBounds, blocks[b], blocks[b + 1],
+                                                           Hierarchical(), f_.precision == Precision::kFloat,
+                                                           b + 2 < blocks.size()));
   memory_ = CheckMemoryNeed(MPI_COMM_WORLD, heldBytes_ + largestBlock, o_.memoryLimit,
                             [&](double worst, double limit, const std::string &source) {
                               return SparseRefusal(worst, limit, source, 0);
