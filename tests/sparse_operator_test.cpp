@@ -367,11 +367,11 @@ TEST(SparseOperator, OpenedClusterEstimatesApproachThePatchSum) {
       double sum = 0;
       for (int32_t q = node.first; q < node.first + node.count; ++q)
         sum += PatchEstimate(pi, g.patches[size_t(tree.order[size_t(q)])]);
-      ASSERT_NEAR(OpenedClusterEstimate(g.patches, tree, pi, int32_t(k), 0.0), sum, 1e-12 * (1 + sum));
-      ASSERT_EQ(OpenedClusterEstimate(g.patches, tree, pi, int32_t(k), 1e30), ClusterEstimate(pi, node));
+      ASSERT_NEAR(OpenedClusterEstimate(tree, pi, int32_t(k), 0.0), sum, 1e-12 * (1 + sum));
+      ASSERT_EQ(OpenedClusterEstimate(tree, pi, int32_t(k), 1e30), ClusterEstimate(pi, node));
       if (node.sphere.radius > 0.1 * Length(node.sphere.center - pi.centroid)) continue;  // not skippable
       clusterError += std::fabs(ClusterEstimate(pi, node) - sum);
-      openedError += std::fabs(OpenedClusterEstimate(g.patches, tree, pi, int32_t(k), 0.05) - sum);
+      openedError += std::fabs(OpenedClusterEstimate(tree, pi, int32_t(k), 0.05) - sum);
     }
   }
   EXPECT_GT(clusterError, 0);
@@ -403,7 +403,7 @@ TEST(SparseOperator, SmoothLinksCarryLargeFarPairsWithinTheTolerance) {
       if (NodeBound(p, sphere, node) < kTolerance || !SmoothLink(p, sphere, node, kTolerance)) continue;
       double sum = 0;
       for (int32_t q = node.first; q < node.first + node.count; ++q) sum += dense.At(i, tree.order[size_t(q)]);
-      const double estimate = OpenedClusterEstimate(g.patches, tree, p, int32_t(k), kOpening);
+      const double estimate = OpenedClusterEstimate(tree, p, int32_t(k), kOpening);
       worst = std::max(worst, std::fabs(estimate - sum));
       largest = std::max(largest, sum);
       ++smooth;

@@ -42,7 +42,7 @@ struct Walker {
   // down.
   bool Link(int32_t element, const PatchTreeNode &e, int32_t index, bool smooth) {
     Patch at = forest.Receiver(patches, element);
-    const double value = OpenedClusterEstimate(patches, tree, at, index, kOpening);
+    const double value = OpenedClusterEstimate(tree, at, index, kOpening);
     const EmbreeShadowRays occluded{embree};
     uint32_t traced = 0;
     const VisibleShareResult seen =
@@ -60,9 +60,9 @@ struct Walker {
     Vec3 slope{0, 0, 0};
     for (const Vec3 &axis : axes) {
       at.centroid = centre + axis * h;
-      const double ahead = OpenedClusterEstimate(patches, tree, at, index, kOpening);
+      const double ahead = OpenedClusterEstimate(tree, at, index, kOpening);
       at.centroid = centre - axis * h;
-      const double behind = OpenedClusterEstimate(patches, tree, at, index, kOpening);
+      const double behind = OpenedClusterEstimate(tree, at, index, kOpening);
       slope = slope + axis * ((ahead - behind) / (2 * h));
     }
     const Vec3 seenSlope = slope * seen.share;

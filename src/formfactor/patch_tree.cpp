@@ -99,6 +99,11 @@ PatchTree BuildPatchTree(const std::vector<Patch> &patches, int leafSize) {
     tree.nodes.reserve(size_t(2 * (n / std::max(leafSize, 1) + 1)));
     Builder{patches, tree, std::max(leafSize, 1)}.Build(0, n);
   }
+  tree.points.reserve(size_t(n));
+  for (int32_t j : tree.order) {
+    const Patch &p = patches[size_t(j)];
+    tree.points.push_back({p.centroid, p.normal, p.area});
+  }
   return tree;
 }
 
@@ -216,7 +221,9 @@ double NodeSumBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &n
   return node.area * reach.cosI / (kPi * reach.least * reach.least);
 }
 
-double PatchEstimate(const Patch &i, const Patch &j) {
+double PatchEstimate(const Patch &i, const Patch &j) { return PatchEstimate(i, PatchPoint{j.centroid, j.normal, j.area}); }
+
+double PatchEstimate(const Patch &i, const PatchPoint &j) {
   const Vec3 d = j.centroid - i.centroid;
   const double r2 = LengthSquared(d);
   const double cosI = Dot(i.normal, d), cosJ = -Dot(j.normal, d);
@@ -239,8 +246,7 @@ double ClusterEstimate(const Patch &i, const PatchTreeNode &node) {
   return cosI * projected / (kPi * r2);
 }
 
-double OpenedClusterEstimate(const std::vector<Patch> &patches, const PatchTree &tree, const Patch &i, int32_t node,
-                             double opening) {
+double OpenedClusterEstimate(const PatchTree &tree, const Patch &i, int32_t node, double opening) {
   // Called for every node a row's walk skips: a stack on the stack, as the walk's (depth ~ log2(N / leaf size)).
   double sum = 0;
   int32_t stack[128];
@@ -251,7 +257,7 @@ double OpenedClusterEstimate(const std::vector<Patch> &patches, const PatchTree 
     if (n.sphere.radius < opening * Length(n.sphere.center - i.centroid)) {
       sum += ClusterEstimate(i, n);
     } else if (n.IsLeaf()) {
-      for (int32_t q = 0; q < n.count; ++q) sum += PatchEstimate(i, patches[size_t(tree.order[size_t(n.first + q)])]);
+      for (int32_t q = n.first; q < n.first + n.count; ++q) sum += PatchEstimate(i, tree.points[size_t(q)]);
     } else {
       stack[top++] = n.right;  // left first
       stack[top++] = n.left;

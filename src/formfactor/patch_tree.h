@@ -40,10 +40,21 @@ struct PatchTreeNode {
   bool IsLeaf() const { return left < 0; }
 };
 
+// What the estimates read of a patch.
+struct PatchPoint {
+  Vec3 centroid;
+  Vec3 normal;
+  double area = 0;
+};
+
 struct PatchTree {
   std::vector<PatchTreeNode> nodes;  // nodes[0] is the root (absent when there are no patches)
   std::vector<int32_t> order;        // patch indices, each node's a contiguous range
   std::vector<PatchSphere> patchSpheres;  // per patch (by patch index): centroid and farthest corner
+  // Per place of `order` (BuildPatchTree's trees): that patch's point, so that a node's patches lie together.
+  // Read through the patch array, where they lie scattered, each cost a cache miss: the estimates over the
+  // patches of opened nodes were a tenth of a 102096-patch city's run, 70 % of it on their first load.
+  std::vector<PatchPoint> points;
 };
 
 // Median splits of the centroids along the longest axis of their box, down to `leafSize` patches; the same
@@ -89,6 +100,7 @@ double NodeBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &node
 double NodeSumBound(const Patch &i, const PatchSphere &a, const PatchTreeNode &node);
 
 // F_ij estimated from the centroids without occlusion (the point-to-point kernel times A_j).
+double PatchEstimate(const Patch &i, const PatchPoint &j);
 double PatchEstimate(const Patch &i, const Patch &j);
 
 // sum over j in `node` of F_ij, estimated from the centres without occlusion (0 when the node is behind i).
@@ -97,7 +109,6 @@ double ClusterEstimate(const Patch &i, const PatchTreeNode &node);
 // sum_j F_ij over node `node` of `tree` estimated as above, but opening every node whose sphere is larger than
 // `opening` times its distance from patch i (down to single patches at the leaves): the cluster estimate is
 // the kernel at one point, and across a node seen under a wide angle the kernel changes by order one.
-double OpenedClusterEstimate(const std::vector<Patch> &patches, const PatchTree &tree, const Patch &i, int32_t node,
-                             double opening);
+double OpenedClusterEstimate(const PatchTree &tree, const Patch &i, int32_t node, double opening);
 
 }  // namespace rad

@@ -4,12 +4,14 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <utility>
 
 #include "formfactor/far_field.h"
 #include "formfactor/pair.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
+#include "util/prefetch.h"
 #include "util/progress.h"
 
 namespace rad {
@@ -64,6 +66,8 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
       stack.push_back(node.left);
       continue;
     }
+    for (int32_t k = node.first; k < node.first + node.count; ++k)  // the leaf's patches, scattered in memory
+      Prefetch(&patches[size_t(tree.order[size_t(k)])], offsetof(Patch, face));
     for (int32_t k = node.first; k < node.first + node.count; ++k) {
       const int32_t j = tree.order[size_t(k)];
       const PatchStep patchStep = StepAt(patches, tree, i, p, sphere, j, dropBelow);
@@ -445,7 +449,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         auto skipNode = [&](const PatchTreeNode &node, bool smooth) {
           // The cluster estimate (opened where the node is wide for its distance) times its visible share.
           const int32_t index = int32_t(&node - tree.nodes.data());
-          const double estimate = OpenedClusterEstimate(g.patches, tree, pi, index, kOpening);
+          const double estimate = OpenedClusterEstimate(tree, pi, index, kOpening);
           if (estimate > 0) {
             uint32_t traced = 0;
             const double value =

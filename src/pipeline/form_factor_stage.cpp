@@ -235,7 +235,7 @@ void FormFactorJob::PrepareSparse() {
                             double(patchCount_) * sizeof(double);
   heldBytes_ = checkBytes + double(f_.RowCount()) * 4 * sizeof(double) +
                double(patchCount_) *
-                   (kBytesPerPatch + sizeof(PatchSphere) + 2 * sizeof(int32_t) + sizeof(PatchTreeNode) / 4);
+                   (kBytesPerPatch + sizeof(PatchSphere) + sizeof(PatchPoint) + 2 * sizeof(int32_t) + sizeof(PatchTreeNode) / 4);
   // The hierarchical operator's elements, and the elements' links with where each row starts.
   if (elementWalk_) {
     heldBytes_ += double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) + 3 * sizeof(void *));
