@@ -16,6 +16,7 @@
 namespace rad {
 namespace {
 
+using test::BoxFaces;
 using test::RectZ;
 using test::SceneOf;
 
@@ -131,22 +132,6 @@ TEST(ExactVisibility, BlockerNearOneSideIsIntegratedFromTheOther) {
     EXPECT_NEAR(forward.value / exact - 1, 0, 1e-6) << "t " << t << ": " << forward.value << " exact " << exact;
     EXPECT_EQ(forward.value, backward.value);
   }
-}
-
-// Faces of an axis-aligned box [lo, hi], fronts facing out of it (outward) or into it (a room).
-std::vector<std::vector<Vec3>> BoxFaces(Vec3 lo, Vec3 hi, bool outward) {
-  std::vector<std::vector<Vec3>> f = {
-      test::RectZ(lo.x, hi.x, lo.y, hi.y, lo.z, !outward), test::RectZ(lo.x, hi.x, lo.y, hi.y, hi.z, outward),
-      {{lo.x, lo.y, lo.z}, {lo.x, hi.y, lo.z}, {lo.x, hi.y, hi.z}, {lo.x, lo.y, hi.z}},  // x = lo, facing +x
-      {{hi.x, lo.y, lo.z}, {hi.x, lo.y, hi.z}, {hi.x, hi.y, hi.z}, {hi.x, hi.y, lo.z}},  // x = hi, facing -x
-      {{lo.x, lo.y, lo.z}, {lo.x, lo.y, hi.z}, {hi.x, lo.y, hi.z}, {hi.x, lo.y, lo.z}},  // y = lo, facing +y
-      {{lo.x, hi.y, lo.z}, {hi.x, hi.y, lo.z}, {hi.x, hi.y, hi.z}, {lo.x, hi.y, hi.z}},  // y = hi, facing -y
-  };
-  if (outward) {
-    // The four side faces above face into the box; run them the other way.
-    for (size_t k = 2; k < 6; ++k) std::reverse(f[k].begin(), f[k].end());
-  }
-  return f;
 }
 
 // The whole matrix on this rank, and the geometry it was computed on.
@@ -868,18 +853,8 @@ TEST(PatchClusters, ClearingClustersChangesNoEntry) {
   // clusters are used) and a floating block that occludes many pairs. One walk per cluster of coplanar tiles
   // must clear exactly what the walks per pair clear: the matrix is the same bits with and without clusters,
   // in both visibility methods, and the rows of the room's walls sum to 1 (exact).
-  std::vector<std::vector<Vec3>> polygons;
   const int n = 8;
-  for (const auto &wall : BoxFaces({0, 0, 0}, {1, 1, 1}, false)) {
-    const Vec3 o = wall[0], du = (wall[1] - wall[0]) / n, dv = (wall[3] - wall[0]) / n;
-    for (int a = 0; a < n; ++a)
-      for (int b = 0; b < n; ++b) {
-        const Vec3 c = o + du * b + dv * a;
-        polygons.push_back({c, c + du, c + du + dv, c + dv});
-      }
-  }
-  for (auto &f : BoxFaces({0.3, 0.35, 0.2}, {0.7, 0.65, 0.6}, true)) polygons.push_back(f);
-  const Scene s = SceneOf(polygons);
+  const Scene s = test::TiledRoomWithBlock(n);
   FormFactorGeometry clustered = BuildFormFactorGeometry(s, 0);
   ASSERT_FALSE(clustered.hasFacePairCandidates);
   EXPECT_LT(clustered.clusters.size(), clustered.patches.size() / 4);

@@ -14,6 +14,7 @@
 #include "formfactor/far_links.h"
 #include "formfactor/geometry.h"
 #include "formfactor/pair.h"
+#include "formfactor/patch_clusters.h"
 #include "formfactor/patch_tree.h"
 #include "formfactor/sparse_form_factors.h"
 #include "tests/test_scenes.h"
@@ -178,6 +179,66 @@ TEST(SparseOperator, KeepsExactlyThePairsAtOrAboveTheThresholdWithTheDenseBits) 
                 dropBelow, kept, n * n, counters.candidates, counters.nodesSkipped, counters.patchesSkipped,
                 droppedTotal / double(n), reportedTotal / double(n), worstReported);
   }
+}
+
+// A row pairs with a few patches of a cluster only: its walk of the occluder BVH takes a rectangle of the
+// cluster's plane around them (RegionOfPatches) rather than the cluster's hull. The rectangle holds each of
+// them, lies in the plane and is smaller than the hull; and the kept entries are the dense operator's bits (whose
+// rows walk whole hulls), on a tiled room whose clusters are used, with shadow rays.
+TEST(SparseOperator, ClusterWalksOverTheRowsPatchesOnlyKeepTheDenseBits) {
+  const Scene scene = test::TiledRoomWithBlock(8);
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, 0);
+  ASSERT_FALSE(g.hasFacePairCandidates);
+  ASSERT_FALSE(g.clusters.empty());
+  int checked = 0;
+  for (const PatchCluster &c : g.clusters) {
+    if (c.count < 8) continue;
+    std::vector<int32_t> all(size_t(c.count));
+    std::iota(all.begin(), all.end(), int32_t(c.first));
+    const ConvexPolygon whole = RegionOfPatches(c, g.patches, all.data(), c.count);
+    ASSERT_EQ(whole.n, c.hull.n);
+    for (int k = 0; k < whole.n; ++k) ASSERT_EQ(Length(whole.v[k] - c.hull.v[k]), 0.0);
+    const int32_t few[3] = {int32_t(c.first + 1), int32_t(c.first + 2), int32_t(c.first + c.count - 1)};
+    const ConvexPolygon region = RegionOfPatches(c, g.patches, few, 3);
+    ASSERT_EQ(region.n, 4);
+    auto area = [&](const ConvexPolygon &p) {
+      double a = 0;
+      for (int k = 1; k + 1 < p.n; ++k) a += 0.5 * Dot(Cross(p.v[k] - p.v[0], p.v[k + 1] - p.v[0]), c.normal);
+      return a;
+    };
+    EXPECT_GT(area(region), 0);
+    EXPECT_LT(area(region), area(c.hull)) << "cluster at patch " << c.first;
+    for (int k = 0; k < 4; ++k) EXPECT_NEAR(Dot(region.v[k] - c.hull.v[0], c.normal), 0, 1e-12);
+    for (int32_t id : few) {
+      const Patch &p = g.patches[size_t(id)];
+      for (int q = 0; q < p.cornerCount; ++q)
+        for (int k = 0; k < 4; ++k) {  // inside every edge (counter-clockwise about the normal)
+          const Vec3 edge = region.v[(k + 1) % 4] - region.v[k];
+          EXPECT_GT(Dot(Cross(edge, p.corners[q] - region.v[k]), c.normal), 0) << "patch " << id;
+        }
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 5);
+
+  const EmbreeScene embree(scene);
+  FormFactorOptions rays;
+  rays.pair.visibility = VisibilityMethod::kRays;
+  const Dense dense = DenseRows(g, embree, rays);
+  SparseCounters counters;
+  FormFactorCounters entries;
+  const FormFactorRows f = SparseRows(g, embree, rays, 3e-3, counters, Precision::kDouble, false, false, 0, 0,
+                                      &entries);
+  long long kept = 0, mismatched = 0;
+  for (long long i = 0; i < dense.n; ++i)
+    for (long long k = f.indptr[size_t(i)]; k < f.indptr[size_t(i) + 1]; ++k, ++kept)
+      if (f.f64[size_t(k)] != dense.At(i, f.columns[size_t(k)])) ++mismatched;
+  std::printf("tiled room: %lld patches, %lld kept of %lld candidates, %lld pairs ray traced, %lld hidden\n",
+              dense.n, kept, counters.candidates, entries.pairsRayTraced, entries.pairsHidden);
+  EXPECT_GT(kept, 5000);
+  EXPECT_LT(kept, dense.n * dense.n / 4);  // the rows pair with parts of the clusters
+  EXPECT_GT(entries.pairsRayTraced + entries.pairsHidden, 500);
+  EXPECT_EQ(mismatched, 0);
 }
 
 TEST(SparseOperator, FloatRowsAreTheKeptEntriesRoundedOnce) {

@@ -444,14 +444,15 @@ inline PairResult FormFactorPair(const FormFactorGeometry &g, int i, int j, cons
   return FormFactorPair(ViewOf(g), i, j, s, clearOfOccluders);
 }
 
-// The occluders (other than of patch e's own polygon) that reach into the shaft between patch e and the hull of
-// cluster c (both clipped to the other's front), at most `capacity` of them in `out`; returns how many, counting
-// stops at capacity + 1. 0 where e sees none of c.
-inline int ClusterOccluders(const GeometryView &g, const Patch &e, const PatchCluster &c, int32_t *out,
-                            int capacity) {
-  const ClippedPair cp = ClipPair(PatchPolygon(e), e.normal, c.hull, c.normal);
+// The occluders (other than of patch e's own polygon) that reach into the shaft between patch e and `region`
+// (a convex polygon of a cluster's plane holding the patches paired with e: the cluster's hull, or less; both
+// clipped to the other's front), at most `capacity` of them in `out`; returns how many, counting stops at
+// capacity + 1. 0 where e sees none of the region.
+inline int ClusterOccluders(const GeometryView &g, const Patch &e, const ConvexPolygon &region, Vec3 normal,
+                            int32_t *out, int capacity) {
+  const ClippedPair cp = ClipPair(PatchPolygon(e), e.normal, region, normal);
   if (cp.emitter.n == 0) return 0;
-  const Shaft shaft = MakeShaft(cp.emitter, e.normal, cp.receiver, c.normal);
+  const Shaft shaft = MakeShaft(cp.emitter, e.normal, cp.receiver, normal);
   return ShaftOccludersBvh(g.occluderBvh, g.occluderBvhBoxes, g.occluders, shaft, e.face, -1, out, capacity);
 }
 
@@ -471,12 +472,13 @@ struct ClusterWalk {
 // Listing up to 64 occluders per cluster took the 8x8 city's sparse form factors from 7.6 to 7.1 s (16: 7.25 s).
 constexpr int kClusterOccluderList = 64;
 
+// `region`: as ClusterOccluders (the cluster's hull by default).
 inline ClusterWalk WalkCluster(const GeometryView &g, const Patch &e, const PatchCluster &c, bool rays,
-                               std::vector<int32_t> &ids) {
+                               std::vector<int32_t> &ids, const ConvexPolygon *region = nullptr) {
   const int capacity = rays ? kClusterOccluderList : 0;  // exact visibility keeps the BVH's order of occluders
   const size_t from = ids.size();
   ids.resize(from + size_t(capacity) + 1);
-  const int found = ClusterOccluders(g, e, c, ids.data() + from, capacity);
+  const int found = ClusterOccluders(g, e, region != nullptr ? *region : c.hull, c.normal, ids.data() + from, capacity);
   ClusterWalk walk;
   if (found > capacity) {
     ids.resize(from);

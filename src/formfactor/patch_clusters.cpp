@@ -86,4 +86,30 @@ std::vector<PatchCluster> ClusterPatches(const std::vector<Patch> &patches, int 
   return clusters;
 }
 
+ConvexPolygon RegionOfPatches(const PatchCluster &c, const std::vector<Patch> &patches, const int32_t *ids,
+                              long long count) {
+  if (count >= c.count || c.hull.n < 3) return c.hull;
+  // Axes in the plane: u along the hull's first edge, v = n x u, so that (u, v, n) turn counter-clockwise.
+  const Vec3 origin = c.hull.v[0];
+  const Vec3 u = Normalize(c.hull.v[1] - origin), v = Cross(c.normal, u);
+  double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
+  for (long long k = 0; k < count; ++k) {
+    const Patch &p = patches[size_t(ids[k])];
+    for (int q = 0; q < p.cornerCount; ++q) {
+      const double s = Dot(p.corners[q] - origin, u), t = Dot(p.corners[q] - origin, v);
+      lo[0] = std::min(lo[0], s), hi[0] = std::max(hi[0], s);
+      lo[1] = std::min(lo[1], t), hi[1] = std::max(hi[1], t);
+    }
+  }
+  const double pad = 1e-9 * std::max(hi[0] - lo[0], hi[1] - lo[1]);
+  for (int a = 0; a < 2; ++a) lo[a] -= pad, hi[a] += pad;
+  // The hull where the rectangle would be as large (a run of patches as wide as the cluster).
+  double hullArea = 0;
+  for (int k = 1; k + 1 < c.hull.n; ++k) hullArea += 0.5 * Dot(Cross(c.hull.v[k] - origin, c.hull.v[k + 1] - origin), c.normal);
+  if ((hi[0] - lo[0]) * (hi[1] - lo[1]) >= hullArea) return c.hull;
+  const Vec3 corners[4] = {origin + u * lo[0] + v * lo[1], origin + u * hi[0] + v * lo[1],
+                           origin + u * hi[0] + v * hi[1], origin + u * lo[0] + v * hi[1]};
+  return MakeConvexPolygon(corners, 4);
+}
+
 }  // namespace rad

@@ -4,6 +4,7 @@
 // on a box of 2400 tiles, the walks were three quarters of the form-factor time.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "formfactor/convex_polygon.h"
@@ -22,5 +23,11 @@ struct PatchCluster {
 // hull covers at most 1.25 times its patches' area is a cluster (a hull much larger than its patches would
 // find occluders its patches' shafts do not reach). A wall of n x n tiles in row order becomes one cluster.
 std::vector<PatchCluster> ClusterPatches(const std::vector<Patch> &patches, int maxPatches = 1024);
+
+// A rectangle in cluster c's plane holding patches ids[0, count) of it (counter-clockwise about c.normal,
+// widened by a billionth of its size so that rounding leaves no corner outside): the region a row's walk
+// needs when it pairs with a few of a cluster's patches only. The cluster's hull where that is no larger.
+ConvexPolygon RegionOfPatches(const PatchCluster &c, const std::vector<Patch> &patches, const int32_t *ids,
+                              long long count);
 
 }  // namespace rad

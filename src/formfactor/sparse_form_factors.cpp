@@ -541,7 +541,13 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             if (!clusterOf.empty()) {  // as the dense operator: one walk for the run of coplanar patches j is in
               const size_t cluster = size_t(clusterOf[size_t(j)]);
               if (!state.walked[cluster]) {
-                state.walks[cluster] = WalkCluster(view, g.patches[size_t(i)], g.clusters[cluster], rays, state.ids);
+                // The row's candidates are sorted, so the cluster's from here on follow j: the walk's shaft
+                // need only hold them (on a city a row pairs with a few patches of a wall, a cluster).
+                long long end = k + 1;
+                while (end < start[br + 1] && size_t(clusterOf[size_t(columns[size_t(end)])]) == cluster) ++end;
+                const ConvexPolygon region = RegionOfPatches(g.clusters[cluster], g.patches, columns + k, end - k);
+                state.walks[cluster] =
+                    WalkCluster(view, g.patches[size_t(i)], g.clusters[cluster], rays, state.ids, &region);
                 state.walked[cluster] = 1;
                 walked.push_back(int32_t(cluster));
               }
