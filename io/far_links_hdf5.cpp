@@ -130,12 +130,12 @@ std::string ReadElementLinks(hid_t file, const std::string &path, const std::vec
   read("/formfactors/element_link_value", ptr, value.data(), H5T_NATIVE_DOUBLE);
   read("/formfactors/element_link_slope", ptr3, slope.data(), H5T_NATIVE_DOUBLE);
   std::vector<std::vector<ElementLink>> perElement(static_cast<size_t>(elements));
+  // Held in float (ElementLink): a value float cannot hold is refused, as one that is not finite.
+  auto fits = [](double v) { return std::isfinite(v) && std::isfinite(float(v)); };
   size_t k = 0;
   for (long long e : held)
     for (long long c = ptr[size_t(e)]; c < ptr[size_t(e) + 1]; ++c, ++k) {
       const double *g = &slope[3 * k];
-      // Held in float (ElementLink): a value float cannot hold is refused, as one that is not finite.
-      auto fits = [](double v) { return std::isfinite(v) && std::isfinite(float(v)); };
       if (target[k] < 0 || target[k] >= treeNodes || !fits(value[k]) || !fits(g[0]) || !fits(g[1]) || !fits(g[2]))
         return "/formfactors/element_link_*: link " + std::to_string(c) + " (element " + std::to_string(e) +
                ") names node " + std::to_string(target[k]) + " with value " + std::to_string(value[k]);

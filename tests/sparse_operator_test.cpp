@@ -201,13 +201,8 @@ TEST(SparseOperator, ClusterWalksOverTheRowsPatchesOnlyKeepTheDenseBits) {
     const int32_t few[3] = {int32_t(c.first + 1), int32_t(c.first + 2), int32_t(c.first + c.count - 1)};
     const ConvexPolygon region = RegionOfPatches(c, g.patches, few, 3);
     ASSERT_EQ(region.n, 4);
-    auto area = [&](const ConvexPolygon &p) {
-      double a = 0;
-      for (int k = 1; k + 1 < p.n; ++k) a += 0.5 * Dot(Cross(p.v[k] - p.v[0], p.v[k + 1] - p.v[0]), c.normal);
-      return a;
-    };
-    EXPECT_GT(area(region), 0);
-    EXPECT_LT(area(region), area(c.hull)) << "cluster at patch " << c.first;
+    EXPECT_GT(PolygonArea(region), 0);
+    EXPECT_LT(PolygonArea(region), PolygonArea(c.hull)) << "cluster at patch " << c.first;
     for (int k = 0; k < 4; ++k) EXPECT_NEAR(Dot(region.v[k] - c.hull.v[0], c.normal), 0, 1e-12);
     for (int32_t id : few) {
       const Patch &p = g.patches[size_t(id)];

@@ -97,6 +97,10 @@ struct VisibleShareResult {
   bool unanimous = true;   // every ray traced was visible, or every one hidden
 };
 
+// Asks for the cache lines of what the walks read of a patch (its corners to its area): for patches that lie
+// scattered in the patch array, the loads overlap rather than miss one after another.
+inline void PrefetchPatch(const Patch &p) { Prefetch(&p, offsetof(Patch, face)); }
+
 // The visible share of tree node `node` from the receivers receiver[0, count) (one patch, or an element's):
 // kNodeVisibilitySamples pairs of a receiver and a patch of the node, both spread along their ranges (which
 // follow the trees' splits; the node's taken in a stride prime to the sample count, so that near receivers are
@@ -117,9 +121,7 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
     return hidden;
   };
   auto sampled = [&](int32_t q) { return tree.order[size_t(node.first + (q * 37 % samples) * node.count / samples)]; };
-  // The node's sampled patches lie scattered in the patch array: their loads are asked for all at once, rather
-  // than one cache miss after another.
-  for (int32_t q = 0; q < samples; ++q) Prefetch(&patches[size_t(sampled(q))], offsetof(Patch, face));
+  for (int32_t q = 0; q < samples; ++q) PrefetchPatch(patches[size_t(sampled(q))]);  // the node's, scattered
   for (int32_t q = 0; q < samples; ++q) {
     if (unanimousOnly && anyVisible && anyHidden) return {0, false};
     const int32_t i = receiver[q * count / samples];

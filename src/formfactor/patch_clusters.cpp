@@ -104,9 +104,7 @@ ConvexPolygon RegionOfPatches(const PatchCluster &c, const std::vector<Patch> &p
   const double pad = 1e-9 * std::max(hi[0] - lo[0], hi[1] - lo[1]);
   for (int a = 0; a < 2; ++a) lo[a] -= pad, hi[a] += pad;
   // The hull where the rectangle would be as large (a run of patches as wide as the cluster).
-  double hullArea = 0;
-  for (int k = 1; k + 1 < c.hull.n; ++k) hullArea += 0.5 * Dot(Cross(c.hull.v[k] - origin, c.hull.v[k + 1] - origin), c.normal);
-  if ((hi[0] - lo[0]) * (hi[1] - lo[1]) >= hullArea) return c.hull;
+  if ((hi[0] - lo[0]) * (hi[1] - lo[1]) >= PolygonArea(c.hull)) return c.hull;
   const Vec3 corners[4] = {origin + u * lo[0] + v * lo[1], origin + u * hi[0] + v * lo[1],
                            origin + u * hi[0] + v * hi[1], origin + u * lo[0] + v * hi[1]};
   return MakeConvexPolygon(corners, 4);

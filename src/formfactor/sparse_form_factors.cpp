@@ -4,14 +4,12 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <utility>
 
 #include "formfactor/far_field.h"
 #include "formfactor/pair.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
-#include "util/prefetch.h"
 #include "util/progress.h"
 
 namespace rad {
@@ -67,7 +65,7 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
       continue;
     }
     for (int32_t k = node.first; k < node.first + node.count; ++k)  // the leaf's patches, scattered in memory
-      Prefetch(&patches[size_t(tree.order[size_t(k)])], offsetof(Patch, face));
+      PrefetchPatch(patches[size_t(tree.order[size_t(k)])]);
     for (int32_t k = node.first; k < node.first + node.count; ++k) {
       const int32_t j = tree.order[size_t(k)];
       const PatchStep patchStep = StepAt(patches, tree, i, p, sphere, j, dropBelow);
