@@ -16,8 +16,8 @@
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
-#include "cuda/device_info.h"
-#include "cuda/device_select.h"
+#include "cuda/device_solve.h"
+#include "cuda/gpu_csr_solver.h"
 #include "solver/block_gauss_seidel.h"
 #include "solver/solve_iteration.h"
 #include "solver/solver_common.h"
@@ -39,24 +39,10 @@ constexpr int kTileColumns = 512;
 // Column splits: enough thread blocks to fill the device, but no split narrower than this.
 constexpr int kMinSplitColumns = 1024;
 constexpr int kMaxSplits = 64;
-// Room left for cuBLAS's workspace and Thrust's temporary storage when checking free memory.
-constexpr size_t kReserveBytes = size_t(64) << 20;
 
 static_assert(kSubstitutionGroup == 32, "the substitution kernel solves one group with one warp");
 
-// ---- Device memory (device_buffer.h) ----------------------------------------------------------------------
-
-class Stream {
- public:
-  Stream() { RAD_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~Stream() { cudaStreamDestroy(stream_); }
-  Stream(const Stream &) = delete;
-  Stream &operator=(const Stream &) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
+// ---- Device memory (device_buffer.h) and stream (device_solve.h) -----------------------------------------
 
 class Cublas {
  public:
@@ -187,18 +173,7 @@ __global__ void __launch_bounds__(kThreads)
           a[c] = accS[3 * r + c];
           xr[c] = x[size_t(rowsS[r]) + size_t(c) * nn];
         }
-      for (int q = 0; q < g1 - g0; ++q) {
-        if (lane == q)
-          for (int c = 0; c < 3; ++c) {
-            const double value = e[3 * r + c] + rho[3 * r + c] * a[c];
-            packed[3 * r + c] = value;
-            change[c] = value - xr[c];
-          }
-        for (int c = 0; c < 3; ++c) {
-          const double dq = __shfl_sync(kFullWarp, change[c], q);
-          if (lane > q) a[c] += triangleS[lane][q] * dq;
-        }
-      }
+      SolveGroupInWarp(lane, g1 - g0, triangleS, e + 3 * g0, rho + 3 * g0, a, xr, packed + 3 * g0, change);
       if (active)
         for (int c = 0; c < 3; ++c) {
           changesS[3 * r + c] = change[c];
@@ -209,60 +184,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// B[allRows[q]] = values[q] (3 channels), B column-major n x 3.
-__global__ void ScatterKernel(long long count, const long long *allRows, const double *values, double *b,
-                              long long n) {
-  const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (q >= count) return;
-  const size_t i = size_t(allRows[q]);
-  for (int c = 0; c < 3; ++c) b[i + size_t(c) * size_t(n)] = values[3 * q + c];
-}
-
-int Blocks(long long count, int threads) { return int(std::max(1LL, (count + threads - 1) / threads)); }
-
 // ---- The solve -------------------------------------------------------------------------------------------
-
-// Every rank must have a device: if one has none, all throw the same InputError.
-int RequireDevice(MPI_Comm comm) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  const int device = SelectCudaDevice(comm);
-  const int mine = device < 0 ? rank : size;
-  int first = size;
-  RAD_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first < size)
-    throw InputError("the GPU solver needs a CUDA device on every rank, and rank " + std::to_string(first) +
-                     " has none (" + DescribeCudaDevices() + ")");
-  return device;
-}
-
-// Throws the same InputError on every rank when some rank's share does not fit in its device's free memory.
-void RequireMemory(MPI_Comm comm, int device, long long rows, long long n, size_t elementBytes, size_t workBytes) {
-  size_t freeBytes = 0, totalBytes = 0;
-  RAD_CUDA(cudaMemGetInfo(&freeBytes, &totalBytes));
-  const double fBytes = double(rows) * double(n) * double(elementBytes);
-  const double mine[4] = {fBytes, double(workBytes + kReserveBytes), double(freeBytes), double(device)};
-  int size = 1;
-  MPI_Comm_size(comm, &size);
-  std::vector<double> all(4 * size_t(size));
-  std::vector<long long> allRows(static_cast<size_t>(size));
-  RAD_MPI(MPI_Allgather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, comm));
-  RAD_MPI(MPI_Allgather(&rows, 1, MPI_LONG_LONG, allRows.data(), 1, MPI_LONG_LONG, comm));
-  for (int r = 0; r < size; ++r) {
-    const double *v = &all[4 * size_t(r)];
-    if (v[0] + v[1] <= v[2]) continue;
-    const double gib = double(1 << 30);
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "the GPU solve does not fit on rank %d's device %d: its %lld rows of F need %lld x %lld x %zu "
-                  "bytes = %.2f GiB, plus %.0f MiB of work space, but only %.2f GiB are free; use more ranks "
-                  "(GPUs) or store F in float",
-                  r, int(v[3]), allRows[size_t(r)], allRows[size_t(r)], n, elementBytes, v[0] / gib,
-                  v[1] / double(1 << 20), v[2] / gib);
-    throw InputError(text);
-  }
-}
 
 // The rank's share of the system on its device, and the sweeps and exchange over it.
 template <typename T>
@@ -270,17 +192,13 @@ class DeviceSystem {
  public:
   DeviceSystem(MPI_Comm comm, int device, const LocalSystem &s, const T *fHost, const Exchange &exchange,
                double maxEmission, bool jacobi, const GpuSolverSettings &settings)
-      : comm_(comm),
-        n_(s.F->n),
+      : n_(s.F->n),
         m_(int(s.F->rows.size())),
-        total_((long long)exchange.allRows.size()),
         maxEmission_(maxEmission),
         blockRows_(settings.blockRows),
         useCublas_(std::is_same_v<T, double> && settings.cublasForDouble),
-        jacobi_(jacobi),
-        exchange_(exchange) {
-    MPI_Comm_size(comm, &commSize_);
-    const size_t nn = size_t(n_), m = size_t(m_), total = size_t(total_);
+        jacobi_(jacobi) {
+    const size_t nn = size_t(n_), m = size_t(m_), total = exchange.allRows.size();
     int smCount = 1;
     RAD_CUDA(cudaDeviceGetAttribute(&smCount, cudaDevAttrMultiProcessorCount, device));
     // Splits of the product kernel's columns, so that even one block's rows keep the device busy.
@@ -291,9 +209,15 @@ class DeviceSystem {
                                                    kMinSplitColumns, kMaxSplits);
     const size_t partialCount =
         jacobi ? size_t(jacobiSplits_) * 3 * m : size_t(blockSplits_) * 6 * size_t(std::min(m_, blockRows_));
-    const size_t workBytes = sizeof(double) * (6 * nn + partialCount + m + 3 * m + 6 * m + 3 * total) +
-                             sizeof(long long) * (m + total);
-    RequireMemory(comm, device, m_, n_, sizeof(T), workBytes);
+    const size_t workBytes = sizeof(double) * (6 * nn + partialCount + m + 3 * m + 6 * m + 2 * 3 * total) +
+                             sizeof(long long) * (2 * m + total);
+    const double fBytes = double(m) * double(nn) * double(sizeof(T));
+    RequireSolveMemory(comm, device, m_, fBytes + double(workBytes), [&](long long rows, double) {
+      char text[160];
+      std::snprintf(text, sizeof text, "its %lld rows of F need %lld x %lld x %zu bytes = %.2f GiB, and work space",
+                    rows, rows, n_, sizeof(T), double(rows) * double(n_) * double(sizeof(T)) / double(1 << 30));
+      return std::string(text);
+    });
 
     stream_ = std::make_unique<Stream>();
     cublas_ = std::make_unique<Cublas>(stream_->get());
@@ -304,11 +228,8 @@ class DeviceSystem {
     packed_ = MakeDeviceBuffer<double>(3 * m);
     e_ = MakeDeviceBuffer<double>(3 * m);
     rho_ = MakeDeviceBuffer<double>(3 * m);
-    gathered_ = MakeDeviceBuffer<double>(3 * total);
     rows_ = MakeDeviceBuffer<long long>(m);
-    allRows_ = MakeDeviceBuffer<long long>(total);
-    packedHost_ = std::make_unique<PinnedBuffer<double>>(3 * m);
-    gatheredHost_ = std::make_unique<PinnedBuffer<double>>(3 * total);
+    exchangeValues_ = std::make_unique<ValueExchange>(comm, exchange, s.F->rows);
 
     RAD_CUDA(cudaMemcpy(f_->data(), fHost, sizeof(T) * m * nn, cudaMemcpyHostToDevice));
     std::vector<double> x0(6 * nn, 0.0), eLocal(3 * m), rhoLocal(3 * m);
@@ -323,7 +244,6 @@ class DeviceSystem {
     Upload(e_->data(), eLocal);
     Upload(rho_->data(), rhoLocal);
     Upload(rows_->data(), s.F->rows);
-    Upload(allRows_->data(), exchange.allRows);
   }
 
   // A Jacobi sweep from B^k: the rank's new values into packed_; returns the rank's max residual of B^k.
@@ -358,24 +278,7 @@ class DeviceSystem {
 
   // All ranks' new values into B (B^{k+1}), and D back to zero. Collective.
   void ExchangeValues() {
-    const double *values = packed_->data();
-    const long long *where = rows_->data();
-    if (commSize_ > 1) {  // through pinned host memory: Open MPI here cannot read device memory
-      RAD_CUDA(cudaMemcpyAsync(packedHost_->data(), packed_->data(), sizeof(double) * 3 * size_t(m_),
-                               cudaMemcpyDeviceToHost, TheStream()));
-      RAD_CUDA(cudaStreamSynchronize(TheStream()));
-      RAD_MPI(MPI_Allgatherv(packedHost_->data(), 3 * m_, MPI_DOUBLE, gatheredHost_->data(), exchange_.counts.data(),
-                             exchange_.displacements.data(), MPI_DOUBLE, comm_));
-      RAD_CUDA(cudaMemcpyAsync(gathered_->data(), gatheredHost_->data(), sizeof(double) * 3 * size_t(total_),
-                               cudaMemcpyHostToDevice, TheStream()));
-      values = gathered_->data();
-      where = allRows_->data();
-    }
-    const long long count = commSize_ > 1 ? total_ : m_;
-    if (count > 0) {
-      ScatterKernel<<<Blocks(count, kThreads), kThreads, 0, TheStream()>>>(count, where, values, x_->data(), n_);
-      RAD_CUDA_LAUNCH();
-    }
+    exchangeValues_->Into(packed_->data(), x_->data(), n_, TheStream());
     RAD_CUDA(cudaMemsetAsync(x_->data() + 3 * size_t(n_), 0, sizeof(double) * 3 * size_t(n_), TheStream()));
     RAD_CUDA(cudaStreamSynchronize(TheStream()));
   }
@@ -429,23 +332,19 @@ class DeviceSystem {
     return thrust::reduce(thrust::cuda::par.on(TheStream()), r, r + m_, 0.0, thrust::maximum<double>());
   }
 
-  MPI_Comm comm_;
-  int commSize_ = 1;
   long long n_;
   int m_;
-  long long total_;
   double maxEmission_;
   int blockRows_;
   bool useCublas_;
   bool jacobi_;
   int jacobiSplits_ = 1, blockSplits_ = 1;
-  const rad::Exchange &exchange_;
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<Cublas> cublas_;
   std::unique_ptr<DeviceBuffer<T>> f_;
-  std::unique_ptr<DeviceBuffer<double>> x_, partial_, residual_, packed_, e_, rho_, gathered_;
-  std::unique_ptr<DeviceBuffer<long long>> rows_, allRows_;
-  std::unique_ptr<PinnedBuffer<double>> packedHost_, gatheredHost_;
+  std::unique_ptr<DeviceBuffer<double>> x_, partial_, residual_, packed_, e_, rho_;
+  std::unique_ptr<DeviceBuffer<long long>> rows_;
+  std::unique_ptr<ValueExchange> exchangeValues_;
 };
 
 template <typename T>
@@ -455,7 +354,7 @@ SolverResult Solve(MPI_Comm comm, const LocalSystem &s, const T *fHost, const So
     RAD_FATAL("GpuSolverSettings::blockRows must be in [32, " + std::to_string(kGpuMaxBlockRows) + "]");
   if (s.F->n > INT_MAX) throw InputError("the GPU solver takes at most " + std::to_string(INT_MAX) + " patches");
   const bool jacobi = options.method == SolverMethod::kJacobi;
-  const int device = RequireDevice(comm);
+  const int device = RequireSolveDevice(comm);
   // The device's sweeps measure B^k in every sweep (IterationMonitor).
   return IterateSolve(comm, s, options, timers, /*measureEverySweep=*/true, [&](const SolveSetup &setup) {
     return std::make_unique<DeviceSystem<T>>(comm, device, s, fHost, setup.exchange, setup.maxEmission, jacobi,
@@ -468,6 +367,7 @@ SolverResult Solve(MPI_Comm comm, const LocalSystem &s, const T *fHost, const So
 SolverResult SolveRadiosityGpu(MPI_Comm comm, const LocalSystem &system, const SolverOptions &options,
                                PhaseTimers &timers, const GpuSolverSettings &settings) {
   if (system.F == nullptr) RAD_FATAL("LocalSystem: no rows of F");
+  if (system.F->IsCsr()) return SolveRadiosityGpuCsr(comm, system, options, timers);
   if (system.F->precision == Precision::kFloat) return Solve(comm, system, system.F->F32(), options, timers, settings);
   return Solve(comm, system, system.F->F64(), options, timers, settings);
 }

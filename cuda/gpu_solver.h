@@ -3,6 +3,7 @@
 // max|E - (I - rho F) B| / max|E|, same stopping rules and messages (solver/solver_common.h), same phases
 // ("solve setup", "solve sweeps", "solve exchange"). Includable by g++ (no CUDA types).
 //
+// Dense rows are solved here; CSR rows (the sparse and hierarchical operators') by gpu_csr_solver.h.
 // The rank's rows of F live in device memory as given (float or double; no managed memory), B as an n x 3
 // column-major matrix next to the sweep's changes D (together n x 6).
 //  - Jacobi: one product per iteration of the rank's rows by B (rows x n times n x 3: the three channels in one

@@ -129,8 +129,7 @@ void ComputeFormFactorRows(Backend backend, const Scene &scene, const Meshing &m
 
 SolverResult SolveRadiosityOn(Backend backend, MPI_Comm comm, const LocalSystem &system, const SolverOptions &options,
                               PhaseTimers &timers) {
-  // The GPU solver streams dense rows; CSR rows are solved on the CPU cores (their sweeps read nnz entries).
-  if (backend == Backend::kGpu && system.F->IsDense()) return SolveRadiosityGpu(comm, system, options, timers);
+  if (backend == Backend::kGpu) return SolveRadiosityGpu(comm, system, options, timers);  // dense or CSR rows
   return SolveRadiosity(comm, system, options, timers);
 }
 

@@ -24,8 +24,6 @@ SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patc
   options.tolerance = o.tolerance;
   options.maxIterations = o.maxIterations;
   options.printProgress = !quiet;
-  if (o.backend == Backend::kGpu && f.IsCsr() && WorldRank() == 0 && !quiet)
-    std::fprintf(stderr, "radiosity: notice: CSR rows of F are solved on the CPU cores (the GPU solver takes dense rows)\n");
   SolverResult result = SolveRadiosityOn(o.backend, MPI_COMM_WORLD, system, options, timers);
   timers.SetCounter("solver sweeps", WorldRank() == 0 ? result.sweeps : 0);
   if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: solve (%s): %s\n", SolverMethodName(o.solver), result.message.c_str());

@@ -12,6 +12,7 @@ dense operator on the same generated city (meshes/generate.py), computed by this
   - the hierarchical operator (run only): far links carry what the sparse operator drops, so B is several
     times closer to the dense B at the same threshold, within 1e-3 at 1e-4, and the same (Jacobi) at 1 and 2
     ranks;
+  - `solve --backend gpu` on CSR rows (with far links) gives the cores' B to 1e-9 (with a CUDA device);
   - options that cannot hold (--raw, --normalize-rows, hierarchical F to a file) and a memory limit too small
     exit 2 with one line.
 
@@ -223,6 +224,29 @@ class SparseOperatorTest(CliTestCase):
         for ranks in (2, 4):
             self.assertTrue(np.array_equal(one, self.hierarchical_b("h4r%d" % ranks, 1e-4, ranks=ranks, extra=jacobi)),
                             "B differs at %d ranks" % ranks)
+
+    def test_gpu_solves_csr_rows_and_far_links_as_the_cores_do(self):
+        """`solve --backend gpu` on a sparse and a hierarchical file (CSR rows; far links and element links): B
+        within 1e-9 of the cores' B, both methods, one rank and two (Jacobi between them). Needs a CUDA device."""
+        version = run(["--version"])
+        if "gpu (CUDA" not in version.stdout or "devices: 0" in version.stdout:
+            self.skipTest("no CUDA device: " + version.stdout.strip().splitlines()[-1])
+        files = {"sparse": self.sparse_run("g_sparse", 1e-4)}
+        files["hierarchical"] = self.path("g_h.h5")
+        self.rad_ok(["formfactors", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
+                     "--output", files["hierarchical"], "--quiet"])
+        for operator, ff in files.items():
+            for solver in ("jacobi", "gauss-seidel"):
+                for ranks in (None, 2):
+                    b = {}
+                    for backend in ("cpu", "gpu"):
+                        out = self.path("g_%s_%s_%s_%s.h5" % (operator, solver, ranks, backend))
+                        self.rad_ok(["solve", "--formfactors", ff, "--output", out, "--solver", solver, "--backend",
+                                     backend, "--tolerance", "1e-12", "--quiet"], ranks)
+                        with h5py.File(out, "r") as f:
+                            b[backend] = f["radiosity/B"][:]
+                    np.testing.assert_allclose(b["gpu"], b["cpu"], rtol=1e-9, atol=1e-12,
+                                               err_msg="%s, %s, ranks %s" % (operator, solver, ranks))
 
     def test_bad_combinations_and_too_little_memory(self):
         base = ["formfactors", "--input", self.city, "--patches", PATCHES, "--operator", "sparse", "--output",
