@@ -182,7 +182,10 @@ void FormFactorJob::PrepareDense() {
   request.model.bytesPerPatch = kBytesPerPatch;
   if (narrow && !o_.raw.empty()) request.model.fixedBytes += kRawWideningBytes;
   request.model.fixedBytes += FormFactorStagingBytes(exec_.UsedBackend(), narrow);
-  if (!narrow) request.floatHint = "--precision float";
+  if (!narrow) {
+    request.floatHint = "--precision float";
+    request.floatExtraBytes = FormFactorStagingBytes(exec_.UsedBackend(), true);
+  }
   // A coarser --subdiv to suggest; meshing by size gets a patch count instead (--patches).
   if (meshing_.maxPatchSize <= 0) {
     request.subdiv = meshing_.subdiv;

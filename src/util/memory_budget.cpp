@@ -244,6 +244,7 @@ MemoryAlternatives FindAlternatives(const MemoryRequest &request, int ranks, dou
   if (!request.floatHint.empty()) {
     MemoryModel narrow = m;
     narrow.bytesPerEntry = 4;
+    narrow.fixedBytes += request.floatExtraBytes;
     a.floatBytes = narrow.WorstRankBytes(n, ranks);
     a.floatFits = a.floatBytes <= available;
   }

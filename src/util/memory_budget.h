@@ -72,6 +72,7 @@ struct MemoryRequest {
   long long rows = 0;      // this rank's rows
   // How to get float32 F, for the message ("--precision float"); empty when F already is float32 or cannot be.
   std::string floatHint;
+  double floatExtraBytes = 0;  // what float32 F adds to model.fixedBytes (the GPU's staging of float rows)
   // N at --subdiv 0, 1, ..., up to the one asked (patchesBySubdiv[subdiv] == patches); empty when F comes from a
   // file, whose coarser size is then given as a patch count.
   std::vector<long long> patchesBySubdiv;

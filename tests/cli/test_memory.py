@@ -252,11 +252,27 @@ class TestJustEnoughMemory(MemoryTestCase):
 
 
 class TestFloatHalvesTheMemory(MemoryTestCase):
+    def test_gpu_refusal_names_what_float_needs_there(self):
+        """On the GPU backend float rows also take a fixed staging buffer (larger than this small F): the float64
+        refusal's figure for float32 includes it. Needs a CUDA device."""
+        version = test_cli.run(["--version"])
+        if "gpu (CUDA" not in version.stdout or "devices: 0" in version.stdout:
+            self.skipTest("no CUDA device: " + version.stdout.strip().splitlines()[-1])
+        out_dir, args = self.cornell_job("formfactors", None)
+        args += ["--backend", "gpu"]
+        _, _, line = self.refused(args + ["--memory-limit", "256K"], None, out_dir)
+        need32, _, _ = self.refused(args + ["--memory-limit", "256K", "--precision", "float"], None, out_dir)
+        predicted = FLOAT_FITS.search(line)
+        self.assertTrue(predicted, line)
+        self.assertEqual(int(predicted.group(2)), need32)
+
     def test_formfactors_and_run_need_half_the_f_memory(self):
         for command in ("formfactors", "run"):
             for ranks in (None, 2):
                 with self.subTest(command=command, ranks=ranks or 1):
                     out_dir, args = self.cornell_job(command, ranks)
+                    # The CPU backend's accounting (the GPU's: test_gpu_refusal_names_what_float_needs_there).
+                    args += ["--backend", "cpu"]
                     # The refusals give exact bytes: float64's names what float32 would need, and that is what
                     # float32 needs; F is then half, and so is the pair exchange at 2 ranks.
                     need64, _, line = self.refused(args + ["--memory-limit", "256K"], ranks, out_dir)
