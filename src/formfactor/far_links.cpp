@@ -1,5 +1,7 @@
 #include "formfactor/far_links.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 
 #include "formfactor/patch_tree.h"
@@ -37,14 +39,14 @@ void NodeMeans(const FarLinks &links, const double *x, std::vector<double> &mean
 void GatherElementLinks(const FarLinks &links, const std::vector<double> &means, std::vector<double> &gathered) {
   const ElementFarLinks &e = links.elements;
   gathered.assign(4 * e.element.size(), 0.0);
-  for (size_t m = 0; m < e.element.size(); ++m) {
+  tbb::parallel_for(size_t(0), e.element.size(), [&](size_t m) {  // each element's sums in link order
     double *g = &gathered[4 * m];
     for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {
       const double mean = means[size_t(e.target[size_t(k)])];
       g[0] += e.value[size_t(k)] * mean;
       for (int a = 0; a < 3; ++a) g[1 + a] += e.slope[3 * size_t(k) + size_t(a)] * mean;
     }
-  }
+  });
 }
 
 std::vector<long long> ExpandedEntryBounds(const FormFactorRows &f) {

@@ -46,11 +46,16 @@ class CsrSweeps {
     start_ = x_;
     const size_t m = s_.F->rows.size();
     const FarLinks &links = s_.F->links;
-    if (!links.Empty())
-      for (int c = 0; c < 3; ++c) {
+    if (!links.Empty()) {
+      tbb::parallel_for(0, 3, [&](int c) {  // the channels side by side (the tree's pull-up is in order)
         NodeMeans(links, start_.c[c].data(), means_[c]);
         GatherElementLinks(links, means_[c], elementGathered_[c]);
-      }
+      });
+      // Every row's far field at once, on all threads: it reads B^k only, so Gauss-Seidel's pass in row order
+      // need not compute it (twice, in a measured sweep) one row at a time. Each row's sum is the same.
+      far_.resize(3 * m);
+      tbb::parallel_for(size_t(0), m, [&](size_t r) { FarFieldOfRow(r, &far_[3 * r]); });
+    }
     if (method_ == SolverMethod::kJacobi) {
       tbb::parallel_for(size_t(0), m, [&](size_t r) {
         double t[3];
@@ -83,16 +88,19 @@ class CsrSweeps {
  private:
   // The far links' share of row r (hierarchical operator), read from B^k: node means and patch values, and
   // what the elements above the row gathered from them, read at its centroid.
-  void AddFarField(size_t r, double out[3]) const {
+  void FarFieldOfRow(size_t r, double out[3]) const {
     const FarLinks &links = s_.F->links;
-    if (links.Empty()) return;
     for (int c = 0; c < 3; ++c) {
       double sum = 0;
       for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k)
         sum += links.value[size_t(k)] * LinkedValue(links, k, start_.c[c].data(), means_[c]);
       if (!links.elements.Empty()) sum += ElementShare(links.elements, r, elementGathered_[c]);
-      out[c] += sum;
+      out[c] = sum;
     }
+  }
+  void AddFarField(size_t r, double out[3]) const {
+    if (s_.F->links.Empty()) return;
+    for (int c = 0; c < 3; ++c) out[c] += far_[3 * r + size_t(c)];
   }
   void Dot(size_t r, Channels x, double out[3]) const {
     if (s_.F->F64()) RowDot(*s_.F, s_.F->F64(), r, x, out);
@@ -111,6 +119,7 @@ class CsrSweeps {
   std::vector<double> packed_, gathered_, residual_;
   std::vector<double> means_[3];     // per tree node, B^k's area-weighted mean (far links)
   std::vector<double> elementGathered_[3];  // per element held, what its links gather from the means
+  std::vector<double> far_;                 // per local row, its far field from B^k (3 values)
 };
 
 }  // namespace

@@ -3,7 +3,8 @@
 // that read each row's stored entries. Each row's products are summed in column order, and Gauss-Seidel takes
 // the rank's rows one after the other, so results depend on neither threads nor how rows are grouped; between
 // ranks the update is Jacobi, as in the dense solver. The hierarchical operator's far links (far_links.h) are
-// read from the sweep's starting iterate B^k: node means pulled up the tree once per sweep.
+// read from the sweep's starting iterate B^k: node means pulled up the tree once per sweep, then every row's far
+// field on all threads, before Gauss-Seidel's pass in row order (which reads it).
 #pragma once
 
 #include <mpi.h>
