@@ -12,8 +12,9 @@
 //    steps, which the device runs without returning to the host.
 // Every sweep measures the residual of the iterate it starts from, as the dense GPU solver does.
 // F stays in its precision on the device (float or double values, int32 columns); every sum is in double.
-// cuSPARSE has no Gauss-Seidel sweep and no product of float values by double vectors with double sums, and
-// the far field is not a product by one matrix, so the project's kernels do all of it.
+// cuSPARSE is not used: Gauss-Seidel through its triangular solve would need I - rho_c L as three matrices (one
+// per channel's reflectance), its products take float values with float vectors or double with double, not
+// float values with double sums, and the far field is not a product by one matrix.
 #pragma once
 
 #include <mpi.h>

@@ -118,7 +118,7 @@ class DeviceEntries {
       : options_(options),
         hostView_(ViewOf(g)),
         hostRows_(rows),
-        limited_(WithDeviceWorkLimit(options.pair)),
+        limited_(WithDeviceWorkLimit(options.pair, options.deviceWorkLimit)),
         n_((long long)g.patches.size()),
         chunkRows_(std::max(1LL, std::min((long long)rows.size(), kChunkEntries / n_))),
         patches_(g.patches),

@@ -132,6 +132,20 @@ TEST(GpuBackendHost, EntriesPastTheDeviceWorkLimitAreFinishedOnTheHostWithTheSam
   EXPECT_EQ(r.cpuCounters.pairsDeferred, 0);
   EXPECT_EQ(r.cpuCounters.pairsOccluded, r.kernelCounters.pairsOccluded);
   for (size_t e = 0; e < r.cpu.size(); ++e) ASSERT_EQ(r.cpu[e], r.kernels[e]) << "entry " << e;
+  // --gpu-work-limit (FormFactorOptions::deviceWorkLimit): a lower limit gives up more entries, none gives up
+  // none, and the entries keep their bits either way.
+  for (double limit : {kDeviceOccludedWork / 10, 0.0}) {
+    FormFactorOptions options;
+    options.shadowRays = 16;
+    options.deviceWorkLimit = limit;
+    std::vector<double> rows;
+    FormFactorCounters counters;
+    ComputeRowsWithPairKernels(g, BuildBvh(SceneTriangles(scene)), AllRows(g.patches.size()), options, rows,
+                               counters);
+    if (limit > 0) EXPECT_GT(counters.pairsDeferred, deferred);
+    else EXPECT_EQ(counters.pairsDeferred, 0);
+    for (size_t e = 0; e < r.cpu.size(); ++e) ASSERT_EQ(r.cpu[e], rows[e]) << "limit " << limit << ", entry " << e;
+  }
 }
 
 TEST(GpuBackendHost, BvhPixelsReproduceTheCpuImage) {

@@ -93,6 +93,11 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
                  "Stratified shadow rays per occluded patch pair (--visibility rays, and pairs with more than 64 "
                  "occluders)")
       ->capture_default_str()->check(CLI::Range(1u, 65536u));
+  cmd.add_option("--gpu-work-limit", o.gpuWorkLimit,
+                 "GPU backend: work after which the device gives up an occluded entry (exact visibility) and the "
+                 "rank's cores compute it, with the same bits; in integrand evaluations weighted by the occluders "
+                 "each clips against; 0: no limit")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e12));
   cmd.add_option("--seed", o.seed, "Seed of the counter-based random numbers")->capture_default_str();
   cmd.add_option(toleranceAlias ? "--quadrature-tolerance,--tolerance" : "--quadrature-tolerance", o.tolerance,
                  "Relative tolerance of the adaptive cubature of each form factor (of an occluded pair: relative to "

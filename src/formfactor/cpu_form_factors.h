@@ -21,6 +21,7 @@ struct FormFactorOptions {
   uint64_t seed = 1;
   PairSettings pair;  // cubature tolerance and visibility method
   bool normalizeRows = false;  // the reference paper's behaviour: scale each row to sum to 1
+  double deviceWorkLimit = kDeviceOccludedWork;  // the GPU backend's (pair_result.h); 0: none
 };
 
 struct FormFactorCounters {

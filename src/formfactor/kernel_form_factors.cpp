@@ -44,7 +44,7 @@ class HostEntries {
   HostEntries(const FormFactorGeometry &g, const FlatBvh &bvh, const std::vector<long long> &rows,
               const FormFactorOptions &options)
       : view_(ViewOf(g)), bvh_(bvh.View()), rows_(rows), options_(options),
-        limited_(WithDeviceWorkLimit(options.pair)), n_(view_.patchCount), values_(rows.size() * size_t(n_), 0.0),
+        limited_(WithDeviceWorkLimit(options.pair, options.deviceWorkLimit)), n_(view_.patchCount), values_(rows.size() * size_t(n_), 0.0),
         needsRays_(values_.size(), 0) {}
 
   long long ChunkRows() const { return std::max(1LL, (long long)rows_.size()); }

@@ -28,17 +28,10 @@ struct BvhSegmentOccluded {
 // device's work limit (PairResult::deferred).
 constexpr uint8_t kEntryDone = 0, kEntryNeedsRays = 1, kEntryDeferred = 2;
 
-// The device's limit on one occluded entry's work (PairSettings::occludedWorkLimit). A GPU thread runs these
-// integrals some 150 to 250 times slower than a CPU core (seen on an H200: the Cornell box at --subdiv 1 took
-// 23 s on the GPU and 1 s on the CPU, its slowest entry 0.14 s on one core), and a launch lasts as long as its
-// slowest thread; entries past the limit are finished on the host's cores. From radiosity_bench_pair_cost: on
-// the Cornell box at --subdiv 1 it leaves 240 of 4624 entries (88 % of the work) to the host and the slowest
-// kept costs 2.8 ms of a core; on the reference scene (--subdiv 3) 838 of 8.7 million (10 %).
-constexpr double kDeviceOccludedWork = 5000;
-
-// The settings the device's kernels run with: the user's, with the work limit.
-inline PairSettings WithDeviceWorkLimit(PairSettings settings) {
-  settings.occludedWorkLimit = kDeviceOccludedWork;
+// The settings the device's kernels run with: the user's, with the device's work limit (kDeviceOccludedWork,
+// or --gpu-work-limit; 0: none).
+inline PairSettings WithDeviceWorkLimit(PairSettings settings, double limit) {
+  settings.occludedWorkLimit = limit;
   return settings;
 }
 

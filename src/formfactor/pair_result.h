@@ -18,12 +18,22 @@ inline const char *VisibilityName(VisibilityMethod method) {
   return method == VisibilityMethod::kRays ? "rays" : "exact";
 }
 
+// The device's default limit on one occluded entry's work (PairSettings::occludedWorkLimit; --gpu-work-limit).
+// A GPU thread runs these integrals some 150 to 250 times slower than a CPU core (seen on an H200: the Cornell
+// box at --subdiv 1 took 23 s on the GPU and 1 s on the CPU, its slowest entry 0.14 s on one core), and a
+// launch lasts as long as its slowest thread; entries past the limit are finished on the host's cores. From
+// radiosity_bench_pair_cost: on the Cornell box at --subdiv 1 it leaves 240 of 4624 entries (88 % of the work)
+// to the host and the slowest kept costs 2.8 ms of a core; on the reference scene (--subdiv 3) 838 of 8.7
+// million (10 %). Measured on an H200 with 16 cores (2026-11-27): that box then took 4.55 s on the GPU against
+// 0.56 s on the cores, so a lower limit is still to be measured (jobs/bench/gpu.sh times several).
+constexpr double kDeviceOccludedWork = 5000;
+
 struct PairSettings {
   QuadratureSettings quadrature;
   VisibilityMethod visibility = VisibilityMethod::kExact;
   // Work after which an occluded entry is given up and left to the host (PairResult::deferred), in integrand
   // evaluations weighted by the occluders each one clips against (OccludedFormFactor); 0: no limit. The GPU sets
-  // it (kDeviceOccludedWork, pair_kernels.h): one thread is some 200 times slower than a CPU core on these.
+  // it (kDeviceOccludedWork above): one thread is some 200 times slower than a CPU core on these.
   double occludedWorkLimit = 0;
 };
 

@@ -381,6 +381,7 @@ void FormFactorJob::Run() {
   exec_.AnnounceBackend();
   FormFactorOptions ff;
   ff.shadowRays = o_.shadowRays;
+  ff.deviceWorkLimit = o_.gpuWorkLimit;
   ff.seed = o_.seed;
   ff.pair.quadrature.relativeTolerance = o_.tolerance;
   ff.pair.visibility = o_.visibility;

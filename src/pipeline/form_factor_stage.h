@@ -34,6 +34,7 @@ struct FormFactorJobOptions {
   // Exact visibility is the default (docs/method.md, "Occluded pairs"); rays are for previews.
   VisibilityMethod visibility = VisibilityMethod::kExact;
   unsigned shadowRays = 32;
+  double gpuWorkLimit = kDeviceOccludedWork;  // --gpu-work-limit
   unsigned long long seed = 1;
   double tolerance = 1e-5;
   Precision precision = Precision::kDouble;

@@ -630,7 +630,7 @@ class TestBadInput(CliTestCase):
         cube = os.path.join(TEST_MESHES, "unit_cube.obj")
         base = ["formfactors", "--input", cube, "--output", self.path("OUT.h5")]
         for extra in (["--subdiv", "-1"], ["--shadow-rays", "0"], ["--precision", "half"],
-                      ["--visibility", "guess"], ["--no-such-option"]):
+                      ["--gpu-work-limit", "-1"], ["--visibility", "guess"], ["--no-such-option"]):
             with self.subTest(args=extra):
                 self.expect_usage_error(base + extra, out_dir=self.tmp)
 

@@ -15,7 +15,7 @@ timeout 120 $RAD_BUILD_DIR/tests/radiosity_tests --gtest_filter='Gpu*:*Device*:B
 grep -E "^\[  (PASSED|FAILED) |^\[       OK \].*[0-9]{4,} ms" $OUT/gtest_gpu.log | tee -a $S
 echo "== gpu.sh ($(el) s)" | tee -a $S
 timeout 150 bash jobs/bench/gpu.sh > $OUT/gpu_bench.log 2>&1; echo "rc=$?" | tee -a $S
-grep -E "^subdiv|GPU vs CPU|  (gpu|cpu): " $OUT/gpu_bench.log | tee -a $S
+grep -E "^subdiv|GPU vs CPU|  (gpu|cpu)[ :]" $OUT/gpu_bench.log | tee -a $S
 echo "== CLI suite, 4 at a time, beside all gtests, with the device present ($(el) s)" | tee -a $S
 ( timeout 200 $RAD_BUILD_DIR/tests/radiosity_tests > /tmp/gtest_all.log 2>&1; echo "all gtests rc=$?" > /tmp/gtest_rc ) &
 printf '%s\n' test_sparse test_pipeline test_formats test_pathtrace test_compare test_vpl test_validate test_export \
