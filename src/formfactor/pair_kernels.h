@@ -28,8 +28,8 @@ struct BvhSegmentOccluded {
 // device's work limit (PairResult::deferred).
 constexpr uint8_t kEntryDone = 0, kEntryNeedsRays = 1, kEntryDeferred = 2;
 
-// The settings the device's kernels run with: the user's, with the device's work limit (kDeviceOccludedWork,
-// or --gpu-work-limit; 0: none).
+// The settings the device's kernels run with: the user's, with the device's work limit (by default
+// kDeviceOccludedWork, pair_result.h; --gpu-work-limit; 0: none).
 inline PairSettings WithDeviceWorkLimit(PairSettings settings, double limit) {
   settings.occludedWorkLimit = limit;
   return settings;
