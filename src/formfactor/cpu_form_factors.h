@@ -33,8 +33,10 @@ struct FormFactorCounters {
   long long rays = 0;              // shadow rays traced (once per unordered pair computed)
   long long evaluations = 0;      // point-to-polygon contour evaluations (once per unordered pair computed)
   long long nodePairs = 0;        // point-to-point kernel evaluations of the node-pair rules (likewise)
-  long long pairsDeferred = 0;    // entries past the GPU's work limit, finished on the host (pair_kernels.h)
+  long long pairsDeferred = 0;    // entries past the GPU's work limit, finished on the host (pair_result.h)
   long long pairsHidden = 0;      // entries proved hidden by one occluder: 0 without shadow rays
+  long long farLinkRays = 0;      // of `rays`, those of the far links' visibility (sparse operators' walks)
+  long long smoothLinkRays = 0;   // of those, the smooth links' (their count grows with what they carry)
 
   // Counts entry (i, j) of a computed pair, and its work.
   void Add(const PairResult &p) {
@@ -62,6 +64,8 @@ struct FormFactorCounters {
     evaluations += c.evaluations;
     nodePairs += c.nodePairs;
     pairsDeferred += c.pairsDeferred;
+    farLinkRays += c.farLinkRays;
+    smoothLinkRays += c.smoothLinkRays;
   }
 };
 

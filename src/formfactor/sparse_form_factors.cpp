@@ -454,7 +454,10 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                 estimate *
                 VisibleShare(g.patches, &i, 1, tree, node, options.seed, occluded, traced,
                              FarLinkRays(smooth, estimate, dropBelow)).share;
-            perThread.local().rays += traced;
+            FormFactorCounters &c = perThread.local();
+            c.rays += traced;
+            c.farLinkRays += traced;
+            if (smooth) c.smoothLinkRays += traced;
             if (farLinks) {
               if (value > 0) {
                 link(index, value);

@@ -422,10 +422,12 @@ void FormFactorJob::Run() {
 
   long long mine[] = {counters_.pairsExchanging, counters_.pairsRayTraced, counters_.pairsOccluded,
                       counters_.pairsOverCapacity, counters_.pairsAtDepthLimit, counters_.rays,
-                      counters_.evaluations, counters_.nodePairs, counters_.pairsDeferred, counters_.pairsHidden};
+                      counters_.evaluations, counters_.nodePairs, counters_.pairsDeferred, counters_.pairsHidden,
+                      counters_.farLinkRays, counters_.smoothLinkRays};
   long long all[std::size(mine)] = {};
   MPI_Allreduce(mine, all, int(std::size(mine)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7], all[8], all[9]};
+  totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4],  all[5],
+                               all[6], all[7], all[8], all[9], all[10], all[11]};
   // Pairs that did not get what was asked of them are said, never hidden (also in the file's attributes).
   if (exec_.Talks() && totals_.pairsOverCapacity > 0)
     std::fprintf(stderr,
@@ -540,16 +542,22 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   timers_.SetCounter("pairs over occluder capacity", double(counters_.pairsOverCapacity));
   timers_.SetCounter("pairs at cubature depth limit", double(counters_.pairsAtDepthLimit));
   timers_.SetCounter("shadow rays", double(counters_.rays));
+  if (Sparse()) {  // the far links' (skipped nodes' with the sparse operator), traced one at a time in the walks
+    timers_.SetCounter("far-link shadow rays", double(counters_.farLinkRays));
+    timers_.SetCounter("of those, smooth links'", double(counters_.smoothLinkRays));
+  }
   timers_.SetCounter("contour evaluations", double(counters_.evaluations));
   timers_.SetCounter("node-pair evaluations", double(counters_.nodePairs));
-  if (exec_.UsedBackend() == Backend::kGpu)  // entries past the device's work limit (pair_kernels.h)
+  if (exec_.UsedBackend() == Backend::kGpu)  // entries past the device's work limit (pair_result.h)
     timers_.SetCounter("pairs finished on host cores", double(counters_.pairsDeferred));
   // Rays per second: all ranks' rays over the slowest rank's visibility phase.
   double rays = double(counters_.rays), allRays = 0, visibility = timers_.Get("visibility rays"), slowest = 0;
   MPI_Allreduce(&rays, &allRays, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&visibility, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.4g", slowest > 0 ? allRays / slowest : 0.0);
+  // The sparse operators trace theirs inside the walks and the entries' phase, with no phase of their own.
+  if (slowest > 0) std::snprintf(buf, sizeof buf, "%.4g", allRays / slowest);
+  else std::snprintf(buf, sizeof buf, "%s", allRays > 0 ? "- (no phase of their own)" : "-");
   extra.push_back({"shadow rays per second", buf});
   std::snprintf(buf, sizeof buf, "%.6f / %.6f / %.6f", closure_.minRowSum, closure_.meanRowSum, closure_.maxRowSum);
   extra.push_back({"row sum min/mean/max", buf});
