@@ -62,6 +62,16 @@ void RequireSolveMemory(MPI_Comm comm, int device, long long rows, double needBy
   }
 }
 
+std::vector<double> DownloadRadiance(const double *b, long long n, cudaStream_t stream) {
+  const size_t nn = size_t(n);
+  std::vector<double> columns(3 * nn), out(3 * nn);
+  RAD_CUDA(cudaStreamSynchronize(stream));  // cudaMemcpy does not wait for a non-blocking stream
+  RAD_CUDA(cudaMemcpy(columns.data(), b, sizeof(double) * 3 * nn, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < nn; ++i)
+    for (size_t c = 0; c < 3; ++c) out[3 * i + c] = columns[i + c * nn];
+  return out;
+}
+
 ValueExchange::ValueExchange(MPI_Comm comm, const Exchange &exchange, const std::vector<long long> &rows)
     : comm_(comm), exchange_(exchange), m_((long long)rows.size()), total_((long long)exchange.allRows.size()) {
   MPI_Comm_size(comm, &commSize_);

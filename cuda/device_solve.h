@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cuda/cuda_check.h"
 #include "cuda/device_buffer.h"
@@ -60,6 +61,9 @@ int RequireSolveDevice(MPI_Comm comm);
 // message adds the rank, its device and what is free.
 void RequireSolveMemory(MPI_Comm comm, int device, long long rows, double needBytes,
                         const std::function<std::string(long long rows, double needBytes)> &what);
+
+// B (n x 3 column-major, device memory) as [n][3], the layout of SolverResult::radiance, once `stream` is done.
+std::vector<double> DownloadRadiance(const double *b, long long n, cudaStream_t stream);
 
 // Every rank's new values (3 per local row, in device memory) into B (n x 3 column-major, device memory), at
 // their global rows: through pinned host memory and MPI_Allgatherv between ranks (Open MPI here cannot read

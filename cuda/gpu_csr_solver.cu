@@ -246,13 +246,7 @@ class DeviceCsrSystem {
   // B^k, the iterate the last sweep measured, as [n][3] (the layout of SolverResult::radiance). Gauss-Seidel's
   // x already holds the rank's newer values: B^k is its copy.
   std::vector<double> Radiance() {
-    const size_t nn = size_t(n_);
-    std::vector<double> columns(3 * nn), out(3 * nn);
-    RAD_CUDA(cudaStreamSynchronize(TheStream()));
-    (jacobi_ || m_ == 0 ? x_ : b_)->Download(columns.data(), 3 * nn);
-    for (size_t i = 0; i < nn; ++i)
-      for (size_t c = 0; c < 3; ++c) out[3 * i + c] = columns[i + c * nn];
-    return out;
+    return DownloadRadiance((jacobi_ || m_ == 0 ? x_ : b_)->data(), n_, TheStream());
   }
 
  private:

@@ -284,15 +284,7 @@ class DeviceSystem {
   }
 
   // B^k as [n][3], the layout of SolverResult::radiance.
-  std::vector<double> Radiance() {
-    const size_t nn = size_t(n_);
-    std::vector<double> columns(3 * nn), out(3 * nn);
-    RAD_CUDA(cudaStreamSynchronize(TheStream()));  // cudaMemcpy does not wait for a non-blocking stream
-    RAD_CUDA(cudaMemcpy(columns.data(), x_->data(), sizeof(double) * 3 * nn, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < nn; ++i)
-      for (size_t c = 0; c < 3; ++c) out[3 * i + c] = columns[i + c * nn];
-    return out;
-  }
+  std::vector<double> Radiance() { return DownloadRadiance(x_->data(), n_, TheStream()); }
 
  private:
   cudaStream_t TheStream() const { return stream_->get(); }

@@ -29,9 +29,13 @@ std::vector<double> NodeSums(const PatchTree &tree, Value &&value) {
 
 }  // namespace
 
+std::vector<double> NodeAreas(const FarLinks &links) {
+  return NodeSums(*links.tree, [&](size_t j) { return links.area[j]; });
+}
+
 void NodeMeans(const FarLinks &links, const double *x, std::vector<double> &means) {
   const std::vector<double> weighted = NodeSums(*links.tree, [&](size_t j) { return links.area[j] * x[j]; });
-  const std::vector<double> area = NodeSums(*links.tree, [&](size_t j) { return links.area[j]; });
+  const std::vector<double> area = NodeAreas(links);
   means.resize(area.size());
   for (size_t k = 0; k < area.size(); ++k) means[k] = area[k] > 0 ? weighted[k] / area[k] : 0.0;
 }
@@ -72,7 +76,7 @@ void ExpandFarLinks(FormFactorRows &f) {
   RAD_CHECK(f.IsCsr() && f.precision == Precision::kDouble && !f.links.Empty(),
             "ExpandFarLinks: CSR float64 rows with far links only");
   const PatchTree &tree = *f.links.tree;
-  const std::vector<double> nodeArea = NodeSums(tree, [&](size_t j) { return f.links.area[j]; });
+  const std::vector<double> nodeArea = NodeAreas(f.links);
   std::vector<long long> indptr(1, 0);
   std::vector<int32_t> columns;
   std::vector<double> values;

@@ -8,6 +8,9 @@
 
 namespace rad {
 
+// Per node of links.tree, the sum of links.area over its patches (the means' denominators).
+std::vector<double> NodeAreas(const FarLinks &links);
+
 // Per node of links.tree, the area-weighted mean of x (one value per patch) over its patches, pulled up the
 // tree from the leaves; `means` gets one value per node.
 void NodeMeans(const FarLinks &links, const double *x, std::vector<double> &means);

@@ -1,18 +1,17 @@
 #include "solver/sparse_transport.h"
 
+#include "formfactor/far_links.h"
+
 namespace rad {
 
 FlatTreeNodes FlattenTreeNodes(const FarLinks &links) {
   FlatTreeNodes flat;
   if (links.Empty()) return flat;
-  const PatchTree &tree = *links.tree;
-  for (const PatchTreeNode &node : tree.nodes) {
+  for (const PatchTreeNode &node : links.tree->nodes) {
     flat.first.push_back(node.first);
     flat.count.push_back(node.count);
-    double area = 0;  // from the same weights as the means' sums (links.area), not the tree's own
-    for (int32_t q = node.first; q < node.first + node.count; ++q) area += links.area[size_t(tree.order[size_t(q)])];
-    flat.area.push_back(area);
   }
+  flat.area = NodeAreas(links);  // the CPU solver's denominators (links.area, not the tree's own areas)
   return flat;
 }
 
