@@ -115,26 +115,26 @@ TEST(GpuBackendHost, EntriesPastTheDeviceWorkLimitAreFinishedOnTheHostWithTheSam
   // again without it, and every entry comes out as the CPU backend's.
   const Scene scene = Load("cornell_box.obj");
   const FormFactorGeometry g = BuildFormFactorGeometry(scene, 0);
-  PairSettings limited;
+  PairSettings limited, higher;
   limited.occludedWorkLimit = kDeviceOccludedWork;
-  int deferred = 0, keptOccluded = 0;
+  higher.occludedWorkLimit = 25 * kDeviceOccludedWork;
+  int deferred = 0, keptOccludedAtHigher = 0;
   for (int i = 0; i < int(g.patches.size()); ++i)
     for (int j = 0; j < int(g.patches.size()); ++j) {
       const PairResult p = FormFactorPair(g, i, j, limited);
       EXPECT_FALSE(p.deferred && (p.value != 0 || p.occluded || p.evaluations != 0)) << i << "," << j;
       deferred += p.deferred ? 1 : 0;
-      keptOccluded += p.occluded ? 1 : 0;
+      keptOccludedAtHigher += FormFactorPair(g, i, j, higher).occluded ? 1 : 0;
     }
   EXPECT_GT(deferred, 10);
-  EXPECT_GT(keptOccluded, 10);  // the limit spares the ordinary occluded entries
+  EXPECT_GT(keptOccludedAtHigher, 10);  // a higher limit spares the ordinary occluded entries
   const RowsOfBothBackends r = ComputeBoth(scene, 0, 16);
   EXPECT_EQ(r.kernelCounters.pairsDeferred, deferred);
   EXPECT_EQ(r.cpuCounters.pairsDeferred, 0);
   EXPECT_EQ(r.cpuCounters.pairsOccluded, r.kernelCounters.pairsOccluded);
   for (size_t e = 0; e < r.cpu.size(); ++e) ASSERT_EQ(r.cpu[e], r.kernels[e]) << "entry " << e;
-  // --gpu-work-limit (FormFactorOptions::deviceWorkLimit): a lower limit gives up more entries, none gives up
-  // none, and the entries keep their bits either way.
-  for (double limit : {kDeviceOccludedWork / 10, 0.0}) {
+  // --gpu-work-limit (FormFactorOptions::deviceWorkLimit): a higher limit gives up fewer, none gives up none, and the entries keep their bits either way.
+  for (double limit : {kDeviceOccludedWork * 25, 0.0}) {
     FormFactorOptions options;
     options.shadowRays = 16;
     options.deviceWorkLimit = limit;
@@ -142,8 +142,12 @@ TEST(GpuBackendHost, EntriesPastTheDeviceWorkLimitAreFinishedOnTheHostWithTheSam
     FormFactorCounters counters;
     ComputeRowsWithPairKernels(g, BuildBvh(SceneTriangles(scene)), AllRows(g.patches.size()), options, rows,
                                counters);
-    if (limit > 0) EXPECT_GT(counters.pairsDeferred, deferred);
-    else EXPECT_EQ(counters.pairsDeferred, 0);
+    if (limit > 0) {
+      EXPECT_LT(counters.pairsDeferred, deferred);
+      EXPECT_GT(counters.pairsDeferred, 10);
+    } else {
+      EXPECT_EQ(counters.pairsDeferred, 0);
+    }
     for (size_t e = 0; e < r.cpu.size(); ++e) ASSERT_EQ(r.cpu[e], rows[e]) << "limit " << limit << ", entry " << e;
   }
 }

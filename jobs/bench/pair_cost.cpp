@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
                 costs[k].occluded ? ", occluded" : "", costs[k].evaluations);
   // The GPU's work limit on occluded entries (PairSettings::occludedWorkLimit): for each limit, the entries it
   // leaves to the host, their share of the time, and the slowest entry the device keeps (what bounds a launch).
-  for (double limit : {5e3, 1e4, 2e4, 5e4, 1e5, 2e5}) {
+  for (double limit : {50.0, 200.0, 1e3, 5e3, 2e4, 1e5}) {
     PairSettings limited = settings;
     limited.occludedWorkLimit = limit;
     size_t deferred = 0;

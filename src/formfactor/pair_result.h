@@ -21,12 +21,12 @@ inline const char *VisibilityName(VisibilityMethod method) {
 // The device's default limit on one occluded entry's work (PairSettings::occludedWorkLimit; --gpu-work-limit).
 // A GPU thread runs these integrals some 150 to 250 times slower than a CPU core (seen on an H200: the Cornell
 // box at --subdiv 1 took 23 s on the GPU and 1 s on the CPU, its slowest entry 0.14 s on one core), and a
-// launch lasts as long as its slowest thread; entries past the limit are finished on the host's cores. From
-// radiosity_bench_pair_cost: on the Cornell box at --subdiv 1 it leaves 240 of 4624 entries (88 % of the work)
-// to the host and the slowest kept costs 2.8 ms of a core; on the reference scene (--subdiv 3) 838 of 8.7
-// million (10 %). Measured on an H200 with 16 cores (2026-11-27): that box then took 4.55 s on the GPU against
-// 0.56 s on the cores, so a lower limit is still to be measured (jobs/bench/gpu.sh times several).
-constexpr double kDeviceOccludedWork = 5000;
+// launch lasts as long as its slowest thread; entries past the limit are finished on the host's cores. Timed on
+// an H200 with 16 cores (jobs/bench/gpu.sh, 2026-11-27), that box took 4.50 s on the GPU at 5000, 1.28 s at
+// 1000, 0.64 s at 200 and at 50, against 0.58 s on the cores alone. From radiosity_bench_pair_cost, 200 leaves
+// to the host 806 of the box's 4624 entries and 2788 of 541696 on the reference scene at --subdiv 2 (93 % of
+// its exact work: the costliest 0.5 % of entries), and the slowest entry it keeps costs a core 0.09 ms.
+constexpr double kDeviceOccludedWork = 200;
 
 struct PairSettings {
   QuadratureSettings quadrature;
