@@ -104,7 +104,11 @@ inline void PrefetchPatch(const Patch &p) { Prefetch(&p, offsetof(Patch, face));
 // The visible share of tree node `node` from the receivers receiver[0, count) (one patch, or an element's):
 // kNodeVisibilitySamples pairs of a receiver and a patch of the node, both spread along their ranges (which
 // follow the trees' splits; the node's taken in a stride prime to the sample count, so that near receivers are
-// not paired with near patches only), each weighted by its point kernel, with `raysPerSample` shadow rays each.
+// not paired with near patches only), each weighted by its point kernel, with `raysPerSample` shadow rays each
+// (a pair's rays, PairRays, visibility.h). The samples' rays are traced together, as packets of the tracer's
+// width (EmbreeShadowRays: 16), whatever pair they belong to: a link's rays start on one receiver and end in one
+// node, coherent enough, and most links take 2 rays per sample, which traced pair by pair left a packet
+// nearly empty. Each sample's rays are summed in their order, so the share does not depend on the packets.
 // `unanimousOnly`: the caller needs the rays to agree, so tracing stops at the first sample that shows them
 // disagree (then share 0, not unanimous); a unanimous answer is the same either way.
 template <typename Occluded>
@@ -112,27 +116,53 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
                                 const PatchTree &tree, const PatchTreeNode &node, uint64_t seed,
                                 const Occluded &occluded, uint32_t &traced,
                                 uint32_t raysPerSample = kNodeVisibilityRays, bool unanimousOnly = false) {
+  constexpr int kPacket = RaysAtOnce<Occluded>::value;
   const int32_t samples = std::min<int32_t>(kNodeVisibilitySamples, std::max(count, node.count));
-  double weight = 0, visible = 0;
-  bool anyVisible = false, anyHidden = false;
-  auto counted = [&](Vec3 a, Vec3 b) {
-    const bool hidden = occluded(a, b);
-    (hidden ? anyHidden : anyVisible) = true;
-    return hidden;
-  };
   auto sampled = [&](int32_t q) { return tree.order[size_t(node.first + (q * 37 % samples) * node.count / samples)]; };
   for (int32_t q = 0; q < samples; ++q) PrefetchPatch(patches[size_t(sampled(q))]);  // the node's, scattered
+  VisibleSums sums[kNodeVisibilitySamples];
+  double kernel[kNodeVisibilitySamples] = {};
+  bool anyVisible = false, anyHidden = false;
+  Vec3 from[kPacket], to[kPacket];
+  double weight[kPacket];
+  int32_t owner[kPacket];
+  int filled = 0;
+  auto trace = [&] {  // the packet's rays, each added to its sample's sums
+    bool hidden[kPacket] = {};
+    if constexpr (kPacket == 1) hidden[0] = occluded(from[0], to[0]);
+    else occluded(from, to, filled, hidden);
+    for (int m = 0; m < filled; ++m) {
+      (hidden[m] ? anyHidden : anyVisible) = true;
+      sums[owner[m]].Add(weight[m], !hidden[m]);
+    }
+    traced += uint32_t(filled);
+    filled = 0;
+    return !(unanimousOnly && anyVisible && anyHidden);
+  };
   for (int32_t q = 0; q < samples; ++q) {
-    if (unanimousOnly && anyVisible && anyHidden) return {0, false};
     const int32_t i = receiver[q * count / samples];
     const int32_t j = sampled(q);
     const Patch &pi = patches[size_t(i)], &pj = patches[size_t(j)];
-    const double w = PatchEstimate(pi, pj);
-    if (w <= 0) continue;
-    weight += w;
-    visible += w * VisibleFraction(pi, pj, uint32_t(i), uint32_t(j), seed, raysPerSample, counted, traced);
+    kernel[q] = PatchEstimate(pi, pj);
+    if (kernel[q] <= 0) continue;
+    const PairRays rays(pi, pj, uint32_t(i), uint32_t(j), seed, raysPerSample);
+    for (uint32_t k = 0; k < raysPerSample; ++k) {
+      if (!rays.At(k, from[filled], to[filled], weight[filled])) continue;
+      owner[filled++] = q;
+      if (filled == kPacket && !trace()) return {0, false};
+    }
+    // Rays that must agree are traced sample by sample, so that a disagreement stops them as soon as it shows
+    // (the elements' walk: 13 % more rays on a 12 x 12 city when packets spanned samples).
+    if (unanimousOnly && filled > 0 && !trace()) return {0, false};
   }
-  return {weight > 0 ? visible / weight : 1.0, !(anyVisible && anyHidden)};
+  if (filled > 0 && !trace()) return {0, false};
+  double total = 0, visible = 0;
+  for (int32_t q = 0; q < samples; ++q)
+    if (kernel[q] > 0) {
+      total += kernel[q];
+      visible += kernel[q] * sums[q].Fraction();
+    }
+  return {total > 0 ? visible / total : 1.0, !(anyVisible && anyHidden)};
 }
 
 }  // namespace rad

@@ -30,16 +30,59 @@ struct RaysAtOnce<Fn, std::void_t<decltype(Fn::kRaysAtOnce)>> {
   static constexpr int value = Fn::kRaysAtOnce;
 };
 
+// A pair's shadow rays, k = 0 .. R-1: the ends of ray k (random points of the pair's sample set, from the
+// lower-numbered patch to the higher) and its kernel weight; what VisibleFraction traces, and what a caller
+// that traces several pairs' rays together (far_field.h) asks for.
+struct PairRays {
+  const Patch &pi, &pj;  // in the order the rays go
+  PairSampleSet set;
+  PatchMap mapI, mapJ;
+  uint32_t count;
+  RAD_HD PairRays(const Patch &first, const Patch &second, uint32_t i, uint32_t j, uint64_t seed, uint32_t rayCount)
+      : pi(j < i ? second : first),
+        pj(j < i ? first : second),
+        set(MakePairSampleSet(seed, j < i ? j : i, j < i ? i : j)),
+        mapI(pi.corners, pi.cornerCount),
+        mapJ(pj.corners, pj.cornerCount),
+        count(rayCount) {}
+  // Ray k's ends and weight; false when its points do not face each other (a ray of weight 0, not traced).
+  RAD_HD bool At(uint32_t k, Vec3 &from, Vec3 &to, double &weight) const {
+    double u[4], ji, jj;
+    PairSample(set, k, count, u);
+    from = mapI.At(u[0], u[1], ji);
+    to = mapJ.At(u[2], u[3], jj);
+    const Vec3 d = to - from;
+    const double r2 = LengthSquared(d);
+    const double ci = Dot(pi.normal, d), cj = -Dot(pj.normal, d);
+    if (ci <= 0 || cj <= 0 || r2 <= 0) return false;
+    weight = ci * cj / (r2 * r2) * ji * jj;
+    return true;
+  }
+};
+
+// What a pair's traced rays add up to, in the order of k, and the visible fraction they give.
+struct VisibleSums {
+  double weightSum = 0, visibleSum = 0;
+  uint32_t unweightedVisible = 0, unweightedCount = 0;
+  RAD_HD void Add(double weight, bool visible) {
+    weightSum += weight;
+    if (visible) visibleSum += weight;
+    ++unweightedCount;
+    if (visible) ++unweightedVisible;
+  }
+  RAD_HD double Fraction() const {
+    if (weightSum > 0 && visibleSum <= weightSum) return visibleSum / weightSum;
+    if (unweightedCount > 0) return double(unweightedVisible) / unweightedCount;
+    return 1.0;  // no sample pair faces each other (a sliver pair): nothing tells visibility apart
+  }
+};
+
 template <class OccludedFn>
 RAD_HD double VisibleFraction(const Patch &first, const Patch &second, uint32_t i, uint32_t j, uint64_t seed,
                               uint32_t rayCount, OccludedFn &&occluded, uint32_t &raysTraced) {
   constexpr int kGroup = RaysAtOnce<std::decay_t<OccludedFn>>::value;
-  const bool swap = j < i;
-  const Patch &pi = swap ? second : first, &pj = swap ? first : second;
-  const PairSampleSet set = MakePairSampleSet(seed, swap ? j : i, swap ? i : j);
-  const PatchMap mapI(pi.corners, pi.cornerCount), mapJ(pj.corners, pj.cornerCount);
-  double weightSum = 0, visibleSum = 0;
-  uint32_t unweightedVisible = 0, unweightedCount = 0;
+  const PairRays rays(first, second, i, j, seed, rayCount);
+  VisibleSums sums;
   // The rays in groups of kGroup: sampled, traced together, then summed in the order of k, so that the sums do
   // not depend on the group size (only which rays hit may, where two tracers disagree at a grazing hit).
   for (uint32_t k0 = 0; k0 < rayCount; k0 += kGroup) {
@@ -47,19 +90,8 @@ RAD_HD double VisibleFraction(const Patch &first, const Patch &second, uint32_t 
     double weight[kGroup] = {};
     bool hidden[kGroup] = {};
     int count = 0;
-    for (uint32_t k = k0; k < rayCount && k < k0 + kGroup; ++k) {
-      double u[4], ji, jj;
-      PairSample(set, k, rayCount, u);
-      const Vec3 x = mapI.At(u[0], u[1], ji);
-      const Vec3 y = mapJ.At(u[2], u[3], jj);
-      const Vec3 d = y - x;
-      const double r2 = LengthSquared(d);
-      const double ci = Dot(pi.normal, d), cj = -Dot(pj.normal, d);
-      if (ci <= 0 || cj <= 0 || r2 <= 0) continue;
-      from[count] = x;
-      to[count] = y;
-      weight[count++] = ci * cj / (r2 * r2) * ji * jj;
-    }
+    for (uint32_t k = k0; k < rayCount && k < k0 + kGroup; ++k)
+      if (rays.At(k, from[count], to[count], weight[count])) ++count;
     if constexpr (kGroup == 1) {
       if (count == 1) hidden[0] = occluded(from[0], to[0]);
     } else if (count > 0) {
@@ -67,16 +99,10 @@ RAD_HD double VisibleFraction(const Patch &first, const Patch &second, uint32_t 
     }
     for (int m = 0; m < count; ++m) {
       ++raysTraced;
-      const bool visible = !hidden[m];
-      weightSum += weight[m];
-      if (visible) visibleSum += weight[m];
-      ++unweightedCount;
-      if (visible) ++unweightedVisible;
+      sums.Add(weight[m], !hidden[m]);
     }
   }
-  if (weightSum > 0 && visibleSum <= weightSum) return visibleSum / weightSum;
-  if (unweightedCount > 0) return double(unweightedVisible) / unweightedCount;
-  return 1.0;  // no sample pair faces each other (a sliver pair): nothing tells visibility apart
+  return sums.Fraction();
 }
 
 }  // namespace rad
