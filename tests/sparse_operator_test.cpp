@@ -17,6 +17,7 @@
 #include "formfactor/patch_clusters.h"
 #include "formfactor/patch_tree.h"
 #include "formfactor/sparse_form_factors.h"
+#include "solver/sparse_transport.h"
 #include "tests/test_scenes.h"
 #include "util/error.h"
 #include "util/thread_limit.h"
@@ -342,26 +343,35 @@ TEST(SparseOperator, OnAnOpenCityTheWalkSkipsMostPairsAndEstimatesWhatItLeavesOu
   EXPECT_LT(worst, 0.05);
 }
 
+// The node means that the solvers' far field reads (solver/sparse_transport.h, on the CPU and the GPU): each
+// node's area-weighted mean of each channel, summed here patch by patch.
 TEST(SparseOperator, NodeMeansAreAreaWeightedMeansOverEachNode) {
   const Scene scene = RoomWithBoxes();
   const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.7));
+  const size_t n = g.patches.size();
   FarLinks links;
   links.tree = std::make_shared<PatchTree>(BuildPatchTree(g.patches, 4));
   for (const Patch &p : g.patches) links.area.push_back(p.area);
-  std::vector<double> x(g.patches.size());
+  links.ptr = {0};  // no rows: the tree's means alone
+  std::vector<double> x(3 * n);  // column-major, n x 3
   for (size_t j = 0; j < x.size(); ++j) x[j] = std::sin(double(j) * 0.37) + 2;
+  const FlatTreeNodes nodes = FlattenTreeNodes(links);
+  const FarFieldView view = ViewFarField(links, nodes, [](const auto &host) { return host.data(); });
   std::vector<double> means;
-  NodeMeans(links, x.data(), means);
-  ASSERT_EQ(means.size(), links.tree->nodes.size());
-  for (size_t k = 0; k < means.size(); ++k) {
+  NodeMeansHost(view, x.data(), (long long)n, means);
+  const size_t count = links.tree->nodes.size();
+  ASSERT_EQ(means.size(), 3 * count);
+  for (size_t k = 0; k < count; ++k) {
     const PatchTreeNode &node = links.tree->nodes[k];
-    double weighted = 0, area = 0;
-    for (int32_t q = node.first; q < node.first + node.count; ++q) {
-      const size_t j = size_t(links.tree->order[size_t(q)]);
-      weighted += links.area[j] * x[j];
-      area += links.area[j];
+    for (size_t c = 0; c < 3; ++c) {
+      double weighted = 0, area = 0;
+      for (int32_t q = node.first; q < node.first + node.count; ++q) {
+        const size_t j = size_t(links.tree->order[size_t(q)]);
+        weighted += links.area[j] * x[j + c * n];
+        area += links.area[j];
+      }
+      EXPECT_NEAR(means[k + c * count], weighted / area, 1e-13) << "node " << k << ", channel " << c;
     }
-    EXPECT_NEAR(means[k], weighted / area, 1e-13) << "node " << k;
   }
 }
 
@@ -385,10 +395,11 @@ TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
   f.links.target = {1, -(5 + 1), nodes - 1, 2, -(1 + 1)};  // nodes, and single patches (5: already an entry)
   f.links.value = {0.05, 0.01, 0.02, 0.04, 0.03};
   const FormFactorRows before = f;
-  std::vector<double> x(static_cast<size_t>(n));
+  std::vector<double> x(3 * static_cast<size_t>(n));  // n x 3, column-major: channel 0 is read below
   for (size_t j = 0; j < x.size(); ++j) x[j] = std::cos(double(j) * 0.91) + 1.5;
-  std::vector<double> means;
-  NodeMeans(f.links, x.data(), means);
+  std::vector<double> means;  // as the solvers read them
+  const FlatTreeNodes flat = FlattenTreeNodes(f.links);
+  NodeMeansHost(ViewFarField(f.links, flat, [](const auto &host) { return host.data(); }), x.data(), n, means);
   std::vector<long long> bounds = ExpandedEntryBounds(f);
   ExpandFarLinks(f);
   EXPECT_TRUE(f.links.Empty());
@@ -396,8 +407,10 @@ TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
     double expected = 0, got = 0;
     for (long long e = before.indptr[r]; e < before.indptr[r + 1]; ++e)
       expected += before.f64[size_t(e)] * x[size_t(before.columns[size_t(e)])];
-    for (long long k = before.links.ptr[r]; k < before.links.ptr[r + 1]; ++k)
-      expected += before.links.value[size_t(k)] * LinkedValue(before.links, k, x.data(), means);
+    for (long long k = before.links.ptr[r]; k < before.links.ptr[r + 1]; ++k) {
+      const int32_t t = before.links.target[size_t(k)];
+      expected += before.links.value[size_t(k)] * (t >= 0 ? means[size_t(t)] : x[size_t(-(t + 1))]);
+    }
     for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e) {
       got += f.f64[size_t(e)] * x[size_t(f.columns[size_t(e)])];
       if (e > f.indptr[r]) EXPECT_LT(f.columns[size_t(e) - 1], f.columns[size_t(e)]);

@@ -1,7 +1,5 @@
 #include "formfactor/far_links.h"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 
 #include "formfactor/patch_tree.h"
@@ -31,26 +29,6 @@ std::vector<double> NodeSums(const PatchTree &tree, Value &&value) {
 
 std::vector<double> NodeAreas(const FarLinks &links) {
   return NodeSums(*links.tree, [&](size_t j) { return links.area[j]; });
-}
-
-void NodeMeans(const FarLinks &links, const double *x, std::vector<double> &means) {
-  const std::vector<double> weighted = NodeSums(*links.tree, [&](size_t j) { return links.area[j] * x[j]; });
-  const std::vector<double> area = NodeAreas(links);
-  means.resize(area.size());
-  for (size_t k = 0; k < area.size(); ++k) means[k] = area[k] > 0 ? weighted[k] / area[k] : 0.0;
-}
-
-void GatherElementLinks(const FarLinks &links, const std::vector<double> &means, std::vector<double> &gathered) {
-  const ElementFarLinks &e = links.elements;
-  gathered.assign(4 * e.element.size(), 0.0);
-  tbb::parallel_for(size_t(0), e.element.size(), [&](size_t m) {  // each element's sums in link order
-    double *g = &gathered[4 * m];
-    for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {
-      const double mean = means[size_t(e.target[size_t(k)])];
-      g[0] += e.value[size_t(k)] * mean;
-      for (int a = 0; a < 3; ++a) g[1 + a] += e.slope[3 * size_t(k) + size_t(a)] * mean;
-    }
-  });
 }
 
 std::vector<long long> ExpandedEntryBounds(const FormFactorRows &f) {

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <memory>
 
-#include "formfactor/far_links.h"
 #include "solver/channel_vectors.h"
 #include "solver/solve_iteration.h"
+#include "solver/sparse_transport.h"
 #include "util/error.h"
 
 namespace rad {
@@ -38,6 +38,10 @@ class CsrSweeps {
         packed_(3 * s.F->rows.size()), gathered_(3 * setup.exchange.allRows.size()), residual_(s.F->rows.size()) {
     for (size_t i = 0; i < size_t(s.F->n); ++i)
       for (int c = 0; c < 3; ++c) x_.c[c][i] = s.emission[3 * i + size_t(c)];
+    if (!s.F->links.Empty()) {
+      nodes_ = FlattenTreeNodes(s.F->links);
+      farView_ = ViewFarField(s.F->links, nodes_, [](const auto &host) { return host.data(); });
+    }
   }
 
   // Jacobi measures B^k every sweep; Gauss-Seidel measures each row's own residual at its update until the
@@ -45,16 +49,14 @@ class CsrSweeps {
   double Sweep(bool measured) {
     start_ = x_;
     const size_t m = s_.F->rows.size();
-    const FarLinks &links = s_.F->links;
-    if (!links.Empty()) {
-      tbb::parallel_for(0, 3, [&](int c) {  // the channels side by side (the tree's pull-up is in order)
-        NodeMeans(links, start_.c[c].data(), means_[c]);
-        GatherElementLinks(links, means_[c], elementGathered_[c]);
-      });
-      // Every row's far field at once, on all threads: it reads B^k only, so Gauss-Seidel's pass in row order
-      // need not compute it (twice, in a measured sweep) one row at a time. Each row's sum is the same.
-      far_.resize(3 * m);
-      tbb::parallel_for(size_t(0), m, [&](size_t r) { FarFieldOfRow(r, &far_[3 * r]); });
+    if (farView_.hasLinks) {
+      // Every row's far field at once, on all threads, with the GPU's functions (sparse_transport.h): it reads
+      // B^k only, so Gauss-Seidel's pass in row order need not compute it (twice, in a measured sweep) one row
+      // at a time. They read B^k column-major (n x 3).
+      const size_t n = size_t(s_.F->n);
+      startColumns_.resize(3 * n);
+      for (int c = 0; c < 3; ++c) std::copy(start_.c[c].begin(), start_.c[c].end(), startColumns_.begin() + c * n);
+      FarFieldHost(farView_, (long long)m, startColumns_.data(), s_.F->n, far_);
     }
     if (method_ == SolverMethod::kJacobi) {
       tbb::parallel_for(size_t(0), m, [&](size_t r) {
@@ -86,20 +88,10 @@ class CsrSweeps {
   void Exchange() { GatherInto(comm_, setup_.exchange, packed_, gathered_, x_); }
 
  private:
-  // The far links' share of row r (hierarchical operator), read from B^k: node means and patch values, and
-  // what the elements above the row gathered from them, read at its centroid.
-  void FarFieldOfRow(size_t r, double out[3]) const {
-    const FarLinks &links = s_.F->links;
-    for (int c = 0; c < 3; ++c) {
-      double sum = 0;
-      for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k)
-        sum += links.value[size_t(k)] * LinkedValue(links, k, start_.c[c].data(), means_[c]);
-      if (!links.elements.Empty()) sum += ElementShare(links.elements, r, elementGathered_[c]);
-      out[c] = sum;
-    }
-  }
+  // Adds the far links' share of row r (hierarchical operator), read from B^k: node means and patch values, and
+  // what the elements above the row gathered from them, read at its centroid (FarFieldHost, in Sweep).
   void AddFarField(size_t r, double out[3]) const {
-    if (s_.F->links.Empty()) return;
+    if (!farView_.hasLinks) return;
     for (int c = 0; c < 3; ++c) out[c] += far_[3 * r + size_t(c)];
   }
   void Dot(size_t r, Channels x, double out[3]) const {
@@ -117,9 +109,10 @@ class CsrSweeps {
   SolverMethod method_;
   ChannelVectors x_, start_;  // the newest values, and B^k
   std::vector<double> packed_, gathered_, residual_;
-  std::vector<double> means_[3];     // per tree node, B^k's area-weighted mean (far links)
-  std::vector<double> elementGathered_[3];  // per element held, what its links gather from the means
-  std::vector<double> far_;                 // per local row, its far field from B^k (3 values)
+  FlatTreeNodes nodes_;              // the far links' tree and view (hierarchical operator)
+  FarFieldView farView_;
+  std::vector<double> startColumns_;  // B^k, column-major (n x 3), as the far field reads it
+  std::vector<double> far_;           // per local row, its far field from B^k (3 values)
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "solver/sparse_transport.h"
 
+#include <tbb/parallel_for.h>
+
 #include "formfactor/far_links.h"
 
 namespace rad {
@@ -15,14 +17,23 @@ FlatTreeNodes FlattenTreeNodes(const FarLinks &links) {
   return flat;
 }
 
+void NodeMeansHost(const FarFieldView &v, const double *b, long long n, std::vector<double> &means) {
+  means.resize(3 * size_t(v.nodes));
+  tbb::parallel_for(int32_t(0), v.nodes, [&](int32_t k) {
+    for (int c = 0; c < 3; ++c)
+      means[size_t(k) + size_t(c) * size_t(v.nodes)] = NodeMean(v, k, NodeWeightedSumPart(v, k, b + c * n, 0, 1));
+  });
+}
+
 void FarFieldHost(const FarFieldView &v, long long rows, const double *b, long long n, std::vector<double> &far) {
   far.assign(3 * size_t(rows), 0.0);
   if (!v.hasLinks) return;
-  std::vector<double> means(3 * size_t(v.nodes)), gathered(12 * size_t(v.elements));
-  for (int32_t k = 0; k < v.nodes; ++k)
-    for (int c = 0; c < 3; ++c) means[size_t(k) + size_t(c) * size_t(v.nodes)] = NodeMean(v, k, NodeWeightedSumPart(v, k, b + c * n, 0, 1));
-  for (long long m = 0; m < v.elements; ++m) GatherElement(v, m, means.data(), &gathered[12 * size_t(m)]);
-  for (long long r = 0; r < rows; ++r) AddRowFarField(v, r, b, n, means.data(), gathered.data(), 0, 1, &far[3 * size_t(r)]);
+  std::vector<double> means, gathered(12 * size_t(v.elements));
+  NodeMeansHost(v, b, n, means);
+  tbb::parallel_for(0LL, v.elements, [&](long long m) { GatherElement(v, m, means.data(), &gathered[12 * size_t(m)]); });
+  tbb::parallel_for(0LL, rows, [&](long long r) {
+    AddRowFarField(v, r, b, n, means.data(), gathered.data(), 0, 1, &far[3 * size_t(r)]);
+  });
 }
 
 }  // namespace rad

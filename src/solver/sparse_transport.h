@@ -1,14 +1,13 @@
 // The CSR solve's row maths written once for the host and the GPU (RAD_HD): a row's stored entries against the
 // three channels of B, and the hierarchical operator's far field (node means, what each element's links gather,
 // each row's share), over flat arrays that a device can hold. cuda/gpu_csr_solver.cu runs them in its kernels;
-// the host runs the same functions in the reference sweep below, so that this machine, without a GPU, checks
-// the algorithm.
+// the CPU solver (csr_solver.cpp) runs the same far-field functions (FarFieldHost), and the host runs the GPU's
+// Gauss-Seidel sweep below, so that this machine, without a GPU, checks the algorithm.
 //
 // Every sum over a row's items takes items lane, lane + stride, ...: a warp splits one row among its 32 lanes
 // (stride 32) and adds the parts with shuffles; the host takes the row whole (lane 0, stride 1). So the GPU's
-// sums are grouped differently from the CPU solver's (csr_solver.cpp) and the two agree to rounding, as the
-// dense GPU solver does (block_gauss_seidel.h). The far field is far_links.h's in exact arithmetic: a node's
-// mean sums its patches directly, where NodeMeans pulls sums up the tree.
+// sums are grouped differently from the CPU solver's and the two agree to rounding, as the dense GPU solver
+// does (block_gauss_seidel.h).
 //
 // Vectors of three channels are column-major, n x 3: channel c of patch j at x[j + c n].
 #pragma once
@@ -96,13 +95,13 @@ RAD_HD RAD_INLINE double NodeWeightedSumPart(const FarFieldView &v, int32_t k, c
   return sum;
 }
 
-// Node k's mean from its weighted sum (0 for a node without area, as NodeMeans).
+// Node k's mean from its weighted sum (0 for a node without area).
 RAD_HD RAD_INLINE double NodeMean(const FarFieldView &v, int32_t k, double weightedSum) {
   return v.nodeArea[k] > 0 ? weightedSum / v.nodeArea[k] : 0.0;
 }
 
 // What element m's links gather from the node means (column-major, v.nodes x 3): g[4 c + 0] the sum of value x
-// mean, g[4 c + 1 + a] of slope a x mean, for channel c (GatherElementLinks, three channels).
+// mean, g[4 c + 1 + a] of slope a x mean for each channel c.
 RAD_HD RAD_INLINE void GatherElement(const FarFieldView &v, long long m, const double *means, double g[12]) {
   for (int i = 0; i < 12; ++i) g[i] = 0;
   for (long long k = v.elementPtr[m]; k < v.elementPtr[m + 1]; ++k) {
@@ -174,8 +173,12 @@ FarFieldView ViewFarField(const FarLinks &links, const FlatTreeNodes &nodes, Pla
   return v;
 }
 
-// The far field of every local row from B^k (n x 3), on the host with the functions above, one item at a time:
-// far gets 3 values per local row. The reference for the GPU's far-field kernels.
+// Each node's area-weighted mean of B^k (n x 3), column-major (v.nodes x 3), with the functions above.
+void NodeMeansHost(const FarFieldView &v, const double *b, long long n, std::vector<double> &means);
+
+// The far field of every local row from B^k (n x 3), on the host with the functions above, each row whole:
+// far gets 3 values per local row. The CPU solver's far field, and the reference for the GPU's kernels. On all
+// threads, each value the sum of one call, so its bits do not depend on them.
 void FarFieldHost(const FarFieldView &v, long long rows, const double *b, long long n, std::vector<double> &far);
 
 // One sweep of the GPU's CSR Gauss-Seidel on the host, as cuda/gpu_csr_solver.cu runs it: the rank's rows in
