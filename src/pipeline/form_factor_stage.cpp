@@ -219,6 +219,18 @@ void FormFactorJob::PrepareSparse() {
       embree_ = std::make_unique<EmbreeScene>(scene_);
     }
   }
+  // Per row four doubles, per patch its data and tree share, and the operator check's dense rows: checked
+  // first on their own, since the walks below take time as the entries they bound (minutes on a cube of 60000
+  // patches at --drop-below 1e-6), and a limit that these alone exceed needs no walk to be refused.
+  const double checkBytes = double(std::min<long long>(o_.checkRows, (long long)f_.RowCount())) *
+                            double(patchCount_) * sizeof(double);
+  heldBytes_ = checkBytes + double(f_.RowCount()) * 4 * sizeof(double) +
+               double(patchCount_) *
+                   (kBytesPerPatch + sizeof(PatchSphere) + sizeof(PatchPoint) + 2 * sizeof(int32_t) + sizeof(PatchTreeNode) / 4);
+  if (Hierarchical()) heldBytes_ += double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) + 3 * sizeof(void *));
+  CheckMemoryNeed(MPI_COMM_WORLD, heldBytes_, o_.memoryLimit, [&](double worst, double limit, const std::string &source) {
+    return SparseRefusal(worst, limit, source, -1);
+  });
   // The hierarchical operator's elements take their links before the rows are counted: where each row's walk
   // starts depends on their shadow rays.
   if (Hierarchical()) {
@@ -233,15 +245,8 @@ void FormFactorJob::PrepareSparse() {
   }
   candidates_ = 0;
   for (long long c : candidateCounts_) candidates_ += c;
-  // Per row four doubles, per patch its data and tree share, and the operator check's dense rows.
-  const double checkBytes = double(std::min<long long>(o_.checkRows, (long long)f_.RowCount())) *
-                            double(patchCount_) * sizeof(double);
-  heldBytes_ = checkBytes + double(f_.RowCount()) * 4 * sizeof(double) +
-               double(patchCount_) *
-                   (kBytesPerPatch + sizeof(PatchSphere) + sizeof(PatchPoint) + 2 * sizeof(int32_t) + sizeof(PatchTreeNode) / 4);
-  // The hierarchical operator's elements, and the elements' links with where each row starts.
+  // The elements' links, with where each row starts.
   if (elementWalk_) {
-    heldBytes_ += double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) + 3 * sizeof(void *));
     for (const std::vector<int32_t> &s : elementWalk_->handed) heldBytes_ += double(s.size()) * sizeof(int32_t);
     heldBytes_ += double(elementWalk_->handed.size()) * sizeof(std::vector<int32_t>) +
                   double(elementWalk_->startOf.size()) * sizeof(int32_t);
@@ -282,7 +287,9 @@ std::string FormFactorJob::SparseRefusal(double need, double limit, const std::s
   const bool narrow = f_.precision == Precision::kFloat;
   const char *thresholdName = Hierarchical() ? "--operator-tolerance" : "--drop-below";
   char why[256];
-  if (rowsDone > 0)
+  if (rowsDone < 0)
+    std::snprintf(why, sizeof why, "(its geometry and trees alone, before its rows' entries are bounded)");
+  else if (rowsDone > 0)
     std::snprintf(why, sizeof why,
                   "with %lld of its %zu rows done (what they kept, and the next block of rows keeping every "
                   "candidate entry: the patch tree's bound)",
@@ -291,13 +298,16 @@ std::string FormFactorJob::SparseRefusal(double need, double limit, const std::s
     std::snprintf(why, sizeof why,
                   "(its geometry and trees, and its largest block of rows keeping every candidate entry: the "
                   "patch tree's bound)");
+  char remedy[160];  // what every rank holds for each patch does not shrink with the threshold, ranks or precision
+  if (rowsDone < 0)
+    std::snprintf(remedy, sizeof remedy, "use fewer patches or give each rank more memory");
+  else
+    std::snprintf(remedy, sizeof remedy, "raise %s, use more ranks%s, or give each rank more memory", thresholdName,
+                  narrow ? "" : ", --precision float");
   char line[768];
-  std::snprintf(line, sizeof line,
-                "%s: not enough memory for the %s operator at %s %g: a rank needs up to %s %s but may use %s "
-                "(%s); raise %s, use more ranks%s, or give each rank more memory",
+  std::snprintf(line, sizeof line, "%s: not enough memory for the %s operator at %s %g: a rank needs up to %s %s but may use %s (%s); %s",
                 o_.input.Label().c_str(), OperatorName(o_.op), thresholdName, WalkThreshold(),
-                FormatBytes(need).c_str(), why, FormatBytes(limit).c_str(), source.c_str(), thresholdName,
-                narrow ? "" : ", --precision float");
+                FormatBytes(need).c_str(), why, FormatBytes(limit).c_str(), source.c_str(), remedy);
   return std::string(line);
 }
 

@@ -377,6 +377,10 @@ class TestPhysics(CliTestCase):
                     "--memory-limit", "20M", "--output", self.path("big.h5")], None, cwd=self.tmp)
         self.assertEqual(proc.returncode, 2, describe(proc))
         self.assertRegex(proc.stderr, r"--patches \d+ or fewer")
+        # --operator auto tries the sparse operator too, whose per-patch data alone exceed the limit: refused
+        # before its rows are walked (that walk bounds 3.6e9 pairs here, minutes on two cores).
+        self.assertIn("its geometry and trees alone", proc.stderr)
+        self.assertIn("use fewer patches", proc.stderr)
         # --subdiv with either is refused.
         proc = run(["formfactors", "--input", os.path.join(TEST_MESHES, "unit_cube.obj"), "--subdiv", "1",
                     "--patches", "50", "--output", self.path("x.h5")], None, cwd=self.tmp)
