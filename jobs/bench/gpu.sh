@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GPU benchmark (issue 4), for a machine with a CUDA device (one rank, one GPU):
-#  - exact visibility on the Cornell box at --subdiv 1, GPU and CPU: how the device's work limit holds the tail;
+#  - exact visibility on the Cornell box at --subdiv 1 and the reference scene at --subdiv 3, GPU and CPU: how
+#    the device's work limit holds the tail;
 #  - form factors of the reference scene (meshes/cornell_sphere.obj) at subdiv 3 (2944 patches, the paper's
 #    workload: 32 shadow rays per pair that may be occluded) and 4 (11776 patches): time per phase, shadow
 #    rays per second, and agreement with the CPU backend (largest entry difference, entries that differ);
@@ -77,6 +78,29 @@ import sys, h5py, numpy as np
 g = h5py.File(sys.argv[1], "r")["formfactors/F"][:]; c = h5py.File(sys.argv[2], "r")["formfactors/F"][:]
 print(f"  GPU vs CPU: largest entry difference {np.abs(g - c).max():.3g}")
 PY2
+
+# The same limit on the reference scene with exact visibility (the default), where the costly entries are fewer
+# (radiosity_bench_pair_cost: at --subdiv 2 the costliest 0.5 % are 93 % of the work).
+echo
+echo "exact visibility, meshes/cornell_sphere.obj --subdiv 3 (2944 patches):"
+for run in gpu:200 gpu:5000 cpu:0; do
+  backend=${run%%:*} limit=${run#*:}
+  mpirun --bind-to none -n 1 "$build/radiosity" formfactors --input meshes/cornell_sphere.obj --subdiv 3 \
+    --backend "$backend" --gpu-work-limit "$limit" --output "$out/ref_$run.h5" --timings "$out/ref_$run.json" --quiet
+  "$python" - "$out/ref_$run.json" "$backend" "$limit" <<'PY2'
+import json, sys
+t = json.load(open(sys.argv[1])); c = t["counters"]
+total = [p for p in t["phases"] if p["name"] == "total"][0]["max"]
+limit = f" (work limit {sys.argv[3]})" if sys.argv[2] == "gpu" else ""
+print(f"  {sys.argv[2]}{limit}: total {total:.3f} s; pairs finished on host cores: {c.get('pairs finished on host cores', '-')}")
+PY2
+done
+"$python" - "$out/ref_gpu:200.h5" "$out/ref_cpu:0.h5" <<'PY2'
+import sys, h5py, numpy as np
+g = h5py.File(sys.argv[1], "r")["formfactors/F"][:]; c = h5py.File(sys.argv[2], "r")["formfactors/F"][:]
+print(f"  GPU vs CPU: largest entry difference {np.abs(g - c).max():.3g}")
+PY2
+rm -f "$out"/ref_*.h5
 
 echo
 mpirun -n 1 "$build/radiosity_bench_gpu_solver" 2944 11776
