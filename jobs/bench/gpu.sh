@@ -55,52 +55,44 @@ print(f"  GPU vs CPU: largest entry difference {d.max():.3g}, entries differing 
 PY
 done
 
-# Exact visibility on the unsplit-ish Cornell box: a few occluded entries cost a core tenths of a second, and
-# one GPU thread 150-250 times that; past the device's work limit they are finished on the host's cores
-# (pair_result.h, kDeviceOccludedWork, --gpu-work-limit). Before that limit the GPU took 23 s here and the CPU
-# 1 s (H200); with the default limit 4.55 s against 0.56 s: the GPU is timed at lower limits too.
+# Exact visibility (the default) at several of the GPU's work limits, and on the cores: SCENE SUBDIV RUN...
+# (RUN: gpu:LIMIT or cpu:0; the first GPU run's entries are compared with the cores').
+exact_at_limits() {
+  local scene=$1 subdiv=$2; shift 2
+  local first=""
+  for run in "$@"; do
+    local backend=${run%%:*} limit=${run#*:}
+    [ -n "$first" ] || [ "$backend" != gpu ] || first=$run
+    mpirun --bind-to none -n 1 "$build/radiosity" formfactors --input "$scene" --subdiv "$subdiv" \
+      --backend "$backend" --gpu-work-limit "$limit" --output "$out/exact_$run.h5" --timings "$out/exact_$run.json" --quiet
+    "$python" - "$out/exact_$run.json" "$backend" "$limit" <<'PY2'
+import json, sys
+t = json.load(open(sys.argv[1])); c = t["counters"]
+total = [p for p in t["phases"] if p["name"] == "total"][0]["max"]
+limit = f" (work limit {sys.argv[3]})" if sys.argv[2] == "gpu" else ""
+print(f"  {sys.argv[2]}{limit}: total {total:.3f} s; pairs finished on host cores: {c.get('pairs finished on host cores', '-')}")
+PY2
+  done
+  "$python" - "$out/exact_$first.h5" "$out/exact_cpu:0.h5" <<'PY2'
+import sys, h5py, numpy as np
+g = h5py.File(sys.argv[1], "r")["formfactors/F"][:]; c = h5py.File(sys.argv[2], "r")["formfactors/F"][:]
+print(f"  GPU vs CPU: largest entry difference {np.abs(g - c).max():.3g}")
+PY2
+  rm -f "$out"/exact_*
+}
+
+# The unsplit-ish Cornell box: a few occluded entries cost a core tenths of a second, and one GPU thread
+# 150-250 times that; past the device's work limit they are finished on the host's cores (pair_result.h,
+# kDeviceOccludedWork, --gpu-work-limit). Without a limit the GPU took 23 s here and the CPU 1 s (H200); at
+# 5000 4.50 s against 0.58 s, at 200 (the default) 0.64 s.
 echo
 echo "exact visibility, meshes/cornell_box.obj --subdiv 1 (68 patches; entries past the GPU's work limit go to the host):"
-for run in gpu:5000 gpu:1000 gpu:200 gpu:50 cpu:0; do
-  backend=${run%%:*} limit=${run#*:}
-  mpirun --bind-to none -n 1 "$build/radiosity" formfactors --input meshes/cornell_box.obj --subdiv 1 \
-    --backend "$backend" --gpu-work-limit "$limit" --output "$out/box_$run.h5" --timings "$out/box_$run.json" --quiet
-  "$python" - "$out/box_$run.json" "$backend" "$limit" <<'PY2'
-import json, sys
-t = json.load(open(sys.argv[1])); c = t["counters"]
-total = [p for p in t["phases"] if p["name"] == "total"][0]["max"]
-limit = f" (work limit {sys.argv[3]})" if sys.argv[2] == "gpu" else ""
-print(f"  {sys.argv[2]}{limit}: total {total:.3f} s; pairs finished on host cores: {c.get('pairs finished on host cores', '-')}")
-PY2
-done
-"$python" - "$out/box_gpu:5000.h5" "$out/box_cpu:0.h5" <<'PY2'
-import sys, h5py, numpy as np
-g = h5py.File(sys.argv[1], "r")["formfactors/F"][:]; c = h5py.File(sys.argv[2], "r")["formfactors/F"][:]
-print(f"  GPU vs CPU: largest entry difference {np.abs(g - c).max():.3g}")
-PY2
-
-# The same limit on the reference scene with exact visibility (the default), where the costly entries are fewer
-# (radiosity_bench_pair_cost: at --subdiv 2 the costliest 0.5 % are 93 % of the work).
+exact_at_limits meshes/cornell_box.obj 1 gpu:5000 gpu:1000 gpu:200 gpu:50 cpu:0
+# The reference scene, where the costly entries are fewer (radiosity_bench_pair_cost: at --subdiv 2 the
+# costliest 0.5 % are 93 % of the work).
 echo
 echo "exact visibility, meshes/cornell_sphere.obj --subdiv 3 (2944 patches):"
-for run in gpu:200 gpu:5000 cpu:0; do
-  backend=${run%%:*} limit=${run#*:}
-  mpirun --bind-to none -n 1 "$build/radiosity" formfactors --input meshes/cornell_sphere.obj --subdiv 3 \
-    --backend "$backend" --gpu-work-limit "$limit" --output "$out/ref_$run.h5" --timings "$out/ref_$run.json" --quiet
-  "$python" - "$out/ref_$run.json" "$backend" "$limit" <<'PY2'
-import json, sys
-t = json.load(open(sys.argv[1])); c = t["counters"]
-total = [p for p in t["phases"] if p["name"] == "total"][0]["max"]
-limit = f" (work limit {sys.argv[3]})" if sys.argv[2] == "gpu" else ""
-print(f"  {sys.argv[2]}{limit}: total {total:.3f} s; pairs finished on host cores: {c.get('pairs finished on host cores', '-')}")
-PY2
-done
-"$python" - "$out/ref_gpu:200.h5" "$out/ref_cpu:0.h5" <<'PY2'
-import sys, h5py, numpy as np
-g = h5py.File(sys.argv[1], "r")["formfactors/F"][:]; c = h5py.File(sys.argv[2], "r")["formfactors/F"][:]
-print(f"  GPU vs CPU: largest entry difference {np.abs(g - c).max():.3g}")
-PY2
-rm -f "$out"/ref_*.h5
+exact_at_limits meshes/cornell_sphere.obj 3 gpu:200 gpu:5000 cpu:0
 
 echo
 mpirun -n 1 "$build/radiosity_bench_gpu_solver" 2944 11776
