@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <vector>
 
@@ -143,9 +144,8 @@ TEST(FullOcclusion, AProvedPairIsZeroWithoutRaysAndEveryRayAgrees) {
   EXPECT_EQ(traced, 1024u);
 }
 
-TEST(FullOcclusion, ProvedPairsAmongManyAreThoseTheRaysFindBlocked) {
-  // A street between two rows of blocks, patches on the ground and the walls: every pair proved hidden by one of
-  // the scene's occluders traces 64 rays that are all blocked, and some pairs are proved.
+// A street between three blocks on a ground plane.
+Scene StreetOfBlocks() {
   std::vector<std::vector<Vec3>> polygons = {RectZ(-20, 20, -20, 20, 0, true)};
   auto box = [&](double x0, double x1, double y0, double y1, double h) {
     polygons.push_back({{x0, y0, 0}, {x0, y0, h}, {x0, y1, h}, {x0, y1, 0}});  // -x
@@ -157,7 +157,13 @@ TEST(FullOcclusion, ProvedPairsAmongManyAreThoseTheRaysFindBlocked) {
   box(-15, -5, -4, 4, 8);
   box(5, 15, -4, 4, 12);
   box(-4, 4, 8, 16, 6);
-  const Scene s = SceneOf(polygons);
+  return SceneOf(polygons);
+}
+
+TEST(FullOcclusion, ProvedPairsAmongManyAreThoseTheRaysFindBlocked) {
+  // A street between two rows of blocks, patches on the ground and the walls: every pair proved hidden by one of
+  // the scene's occluders traces 64 rays that are all blocked, and some pairs are proved.
+  const Scene s = StreetOfBlocks();
   Meshing m;
   m.maxPatchSize = 4.0;
   const FormFactorGeometry g = BuildFormFactorGeometry(s, m);
@@ -179,6 +185,66 @@ TEST(FullOcclusion, ProvedPairsAmongManyAreThoseTheRaysFindBlocked) {
           << i << " " << j;
     }
   EXPECT_GT(proved, 100);
+}
+
+TEST(FullOcclusion, AClusterProvedHiddenHidesEachOfItsPairs) {
+  // WalkCluster proves once, for a patch and a run of coplanar patches, what FormFactorPair would prove for each
+  // pair (ClusterWalk::hidden). Checked pair by pair: each such pair is proved hidden on its own, from all the
+  // scene's occluders, its 64 shadow rays are all blocked, and the shortcut gives FormFactorPair's result.
+  // 7 x 8 blocks on a ground plane: more polygons than kMaxFacesForFacePairCulling, so the geometry has the
+  // occluder BVH and the clusters.
+  std::vector<std::vector<Vec3>> polygons = {RectZ(0, 56, 0, 64, 0, true)};
+  for (int a = 0; a < 7; ++a)
+    for (int b = 0; b < 8; ++b) {
+      const double x0 = 2.5 + 8 * a, x1 = x0 + 3, y0 = 2.5 + 8 * b, y1 = y0 + 3, h = 4 + 2 * ((a * 8 + b) * 5 % 4);
+      polygons.push_back({{x0, y0, 0}, {x0, y0, h}, {x0, y1, h}, {x0, y1, 0}});  // -x
+      polygons.push_back({{x1, y0, 0}, {x1, y1, 0}, {x1, y1, h}, {x1, y0, h}});  // +x
+      polygons.push_back({{x0, y0, 0}, {x1, y0, 0}, {x1, y0, h}, {x0, y0, h}});  // -y
+      polygons.push_back({{x0, y1, 0}, {x0, y1, h}, {x1, y1, h}, {x1, y1, 0}});  // +y
+      polygons.push_back(RectZ(x0, x1, y0, y1, h, true));
+    }
+  const Scene s = SceneOf(polygons);
+  Meshing m;
+  m.maxPatchSize = 2.0;
+  const FormFactorGeometry g = BuildFormFactorGeometry(s, m);
+  ASSERT_GT(int(polygons.size()), kMaxFacesForFacePairCulling);
+  ASSERT_FALSE(g.clusters.empty());
+  const GeometryView view = ViewOf(g);
+  EmbreeScene embree(s);
+  const EmbreeShadowRays occluded{embree};
+  std::vector<int32_t> all(g.occluders.size());
+  for (size_t k = 0; k < all.size(); ++k) all[k] = int32_t(k);
+  const PairSettings rays{QuadratureSettings{}, VisibilityMethod::kRays};
+  int walksHidden = 0, pairsChecked = 0;
+  for (int i = 0; i < int(g.patches.size()) && pairsChecked < 20000; i += 3)
+    for (const PatchCluster &c : g.clusters) {
+      std::vector<int32_t> ids;
+      const ClusterWalk walk = WalkCluster(view, g.patches[size_t(i)], c, true, ids);
+      if (!walk.hidden) continue;
+      ++walksHidden;
+      const NearbyOccluders listed{ids.data() + walk.at, walk.count};  // the same list, without the walk's proof
+      for (long long j = c.first; j < c.first + c.count; ++j) {
+        const PairResult shortcut = FormFactorPair(view, i, int(j), rays, false, walk.Nearby(ids));
+        const PairResult own = FormFactorPair(view, i, int(j), rays, false, listed);
+        const PairResult fromAll = FormFactorPair(view, i, int(j), rays, false, NearbyOccluders{all.data(), int(all.size())});
+        EXPECT_EQ(shortcut.hidden, own.hidden) << i << " " << j;
+        EXPECT_EQ(shortcut.value, own.value) << i << " " << j;
+        EXPECT_EQ(shortcut.reverse, own.reverse) << i << " " << j;
+        EXPECT_EQ(shortcut.needsRays, own.needsRays) << i << " " << j;
+        EXPECT_EQ(fromAll.value, 0.0) << i << " " << j;
+        EXPECT_FALSE(fromAll.needsRays) << i << " " << j;
+        if (!own.hidden) continue;  // facing away from i, or on its face: 0 before any proof
+        ++pairsChecked;
+        uint32_t traced = 0;
+        EXPECT_EQ(VisibleFraction(g.patches[size_t(i)], g.patches[size_t(j)], uint32_t(i), uint32_t(j), 3, 64,
+                                  occluded, traced),
+                  0.0)
+            << i << " " << j;
+      }
+    }
+  EXPECT_GT(walksHidden, 100);
+  EXPECT_GT(pairsChecked, 1000);
+  std::printf("%d cluster walks proved hidden, %d of their pairs checked\n", walksHidden, pairsChecked);
 }
 
 }  // namespace

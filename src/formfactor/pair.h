@@ -344,6 +344,9 @@ RAD_HD RAD_INLINE bool IsCanonicalEmitter(const Patch &a, int ia, const Patch &b
 struct NearbyOccluders {
   const int32_t *ids = nullptr;
   int count = 0;
+  // One of them hides every segment of the larger shaft (ClusterWalk::hidden): so it hides every pair inside
+  // it, which FormFactorPair then need not prove again.
+  bool hideAll = false;
 };
 
 // Whether one of occluders ids[0..count) hides every segment between the pair's clipped patches
@@ -395,7 +398,7 @@ RAD_HD inline PairResult FormFactorPair(const GeometryView &g, int i, int j, con
   // A pair one listed occluder hides whole is 0 (full_occlusion.h): with rays, tried on the nearby occluders
   // before the pair's own shaft is built (most are turned down by their plane alone); with exact visibility,
   // on the pair's candidates before the integral of an empty visible region.
-  if (amongNearby && HiddenByOneOf(g, nearby.ids, nearby.count, cp)) {
+  if (amongNearby && (nearby.hideAll || HiddenByOneOf(g, nearby.ids, nearby.count, cp))) {
     r.hidden = true;
     return r;
   }
@@ -448,12 +451,15 @@ inline PairResult FormFactorPair(const FormFactorGeometry &g, int i, int j, cons
 // (a convex polygon of a cluster's plane holding the patches paired with e: the cluster's hull, or less; both
 // clipped to the other's front), at most `capacity` of them in `out`; returns how many, counting stops at
 // capacity + 1. 0 where e sees none of the region.
+// `hidden`, when not null: whether one of those listed hides every segment between e and the region.
 inline int ClusterOccluders(const GeometryView &g, const Patch &e, const ConvexPolygon &region, Vec3 normal,
-                            int32_t *out, int capacity) {
+                            int32_t *out, int capacity, bool *hidden = nullptr) {
   const ClippedPair cp = ClipPair(PatchPolygon(e), e.normal, region, normal);
   if (cp.emitter.n == 0) return 0;
   const Shaft shaft = MakeShaft(cp.emitter, e.normal, cp.receiver, normal);
-  return ShaftOccludersBvh(g.occluderBvh, g.occluderBvhBoxes, g.occluders, shaft, e.face, -1, out, capacity);
+  const int found = ShaftOccludersBvh(g.occluderBvh, g.occluderBvhBoxes, g.occluders, shaft, e.face, -1, out, capacity);
+  if (hidden != nullptr) *hidden = found > 0 && found <= capacity && HiddenByOneOf(g, out, found, cp);
+  return found;
 }
 
 // What one walk of the shaft between patch e and cluster c tells e's pairs with c's patches: no occluder
@@ -462,10 +468,16 @@ inline int ClusterOccluders(const GeometryView &g, const Patch &e, const ConvexP
 // the same decision for every pair.
 struct ClusterWalk {
   bool clear = false;
+  // One listed occluder hides every segment between patch e and the region (full_occlusion.h): then it hides
+  // every pair of e with a patch of the region, since a pair's clipped patches lie in the walk's (the region's
+  // plane is the patch's, and the patch lies in the region) and HidesEverySegment's margins grow with the
+  // coordinates it reads. Proved once for the walk rather than once for each pair: half the pairs computed on a
+  // city are hidden so.
+  bool hidden = false;
   int32_t at = -1, count = 0;
   // The occluders for FormFactorPair's `nearby` (none listed where there are none, or too many).
   NearbyOccluders Nearby(const std::vector<int32_t> &ids) const {
-    return at < 0 || count == 0 ? NearbyOccluders{} : NearbyOccluders{ids.data() + at, count};
+    return at < 0 || count == 0 ? NearbyOccluders{} : NearbyOccluders{ids.data() + at, count, hidden};
   }
 };
 
@@ -478,8 +490,9 @@ inline ClusterWalk WalkCluster(const GeometryView &g, const Patch &e, const Patc
   const int capacity = rays ? kClusterOccluderList : 0;  // exact visibility keeps the BVH's order of occluders
   const size_t from = ids.size();
   ids.resize(from + size_t(capacity) + 1);
-  const int found = ClusterOccluders(g, e, region != nullptr ? *region : c.hull, c.normal, ids.data() + from, capacity);
   ClusterWalk walk;
+  const int found = ClusterOccluders(g, e, region != nullptr ? *region : c.hull, c.normal, ids.data() + from, capacity,
+                                     &walk.hidden);
   if (found > capacity) {
     ids.resize(from);
     return walk;
