@@ -144,19 +144,21 @@ TEST(FullOcclusion, AProvedPairIsZeroWithoutRaysAndEveryRayAgrees) {
   EXPECT_EQ(traced, 1024u);
 }
 
+// A block standing on the ground (z = 0): four walls and a roof, facing out.
+void AddBlock(std::vector<std::vector<Vec3>> &polygons, double x0, double x1, double y0, double y1, double h) {
+  polygons.push_back({{x0, y0, 0}, {x0, y0, h}, {x0, y1, h}, {x0, y1, 0}});  // -x
+  polygons.push_back({{x1, y0, 0}, {x1, y1, 0}, {x1, y1, h}, {x1, y0, h}});  // +x
+  polygons.push_back({{x0, y0, 0}, {x1, y0, 0}, {x1, y0, h}, {x0, y0, h}});  // -y
+  polygons.push_back({{x0, y1, 0}, {x0, y1, h}, {x1, y1, h}, {x1, y1, 0}});  // +y
+  polygons.push_back(RectZ(x0, x1, y0, y1, h, true));
+}
+
 // A street between three blocks on a ground plane.
 Scene StreetOfBlocks() {
   std::vector<std::vector<Vec3>> polygons = {RectZ(-20, 20, -20, 20, 0, true)};
-  auto box = [&](double x0, double x1, double y0, double y1, double h) {
-    polygons.push_back({{x0, y0, 0}, {x0, y0, h}, {x0, y1, h}, {x0, y1, 0}});  // -x
-    polygons.push_back({{x1, y0, 0}, {x1, y1, 0}, {x1, y1, h}, {x1, y0, h}});  // +x
-    polygons.push_back({{x0, y0, 0}, {x1, y0, 0}, {x1, y0, h}, {x0, y0, h}});  // -y
-    polygons.push_back({{x0, y1, 0}, {x0, y1, h}, {x1, y1, h}, {x1, y1, 0}});  // +y
-    polygons.push_back(RectZ(x0, x1, y0, y1, h, true));
-  };
-  box(-15, -5, -4, 4, 8);
-  box(5, 15, -4, 4, 12);
-  box(-4, 4, 8, 16, 6);
+  AddBlock(polygons, -15, -5, -4, 4, 8);
+  AddBlock(polygons, 5, 15, -4, 4, 12);
+  AddBlock(polygons, -4, 4, 8, 16, 6);
   return SceneOf(polygons);
 }
 
@@ -196,12 +198,8 @@ TEST(FullOcclusion, AClusterProvedHiddenHidesEachOfItsPairs) {
   std::vector<std::vector<Vec3>> polygons = {RectZ(0, 56, 0, 64, 0, true)};
   for (int a = 0; a < 7; ++a)
     for (int b = 0; b < 8; ++b) {
-      const double x0 = 2.5 + 8 * a, x1 = x0 + 3, y0 = 2.5 + 8 * b, y1 = y0 + 3, h = 4 + 2 * ((a * 8 + b) * 5 % 4);
-      polygons.push_back({{x0, y0, 0}, {x0, y0, h}, {x0, y1, h}, {x0, y1, 0}});  // -x
-      polygons.push_back({{x1, y0, 0}, {x1, y1, 0}, {x1, y1, h}, {x1, y0, h}});  // +x
-      polygons.push_back({{x0, y0, 0}, {x1, y0, 0}, {x1, y0, h}, {x0, y0, h}});  // -y
-      polygons.push_back({{x0, y1, 0}, {x0, y1, h}, {x1, y1, h}, {x1, y1, 0}});  // +y
-      polygons.push_back(RectZ(x0, x1, y0, y1, h, true));
+      const double x0 = 2.5 + 8 * a, y0 = 2.5 + 8 * b;
+      AddBlock(polygons, x0, x0 + 3, y0, y0 + 3, 4 + 2 * ((a * 8 + b) * 5 % 4));
     }
   const Scene s = SceneOf(polygons);
   Meshing m;
