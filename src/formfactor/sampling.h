@@ -52,16 +52,19 @@ RAD_HD RAD_INLINE void PairSample(const PairSampleSet &set, uint32_t k, uint32_t
 struct PatchMap {
   const Vec3 *c;
   int count;
-  double total = 0;  // quads: the mean of the bilinear map's area scale (twice the area over two triangles)
+  double total = 0;  // general quads: the mean of the bilinear map's area scale (twice the area over two triangles)
   // A parallelogram (every patch of a subdivided rectangle or parallelogram, up to rounding): the bilinear map
   // is affine and its area scale is `total` everywhere, so the jacobian is 1 without a square root and a
   // division per point (a fifth of the shadow-ray sampling's time on a city).
   bool parallelogram = false;
+  // `total` only where it is read (a general quad): a far link's samples make a map of two patches each, for
+  // two rays, and most patches are parallelograms.
   RAD_HD RAD_INLINE PatchMap(const Vec3 *corners, int cornerCount) : c(corners), count(cornerCount) {
     if (count != 3) {
-      total = 0.5 * (Length(Cross(c[1] - c[0], c[2] - c[0])) + Length(Cross(c[2] - c[0], c[3] - c[0])));
       const Vec3 skew = c[0] + c[2] - c[1] - c[3];  // 0 for a parallelogram
       parallelogram = LengthSquared(skew) <= 1e-24 * LengthSquared(c[2] - c[0]);
+      if (!parallelogram)
+        total = 0.5 * (Length(Cross(c[1] - c[0], c[2] - c[0])) + Length(Cross(c[2] - c[0], c[3] - c[0])));
     }
   }
   RAD_HD RAD_INLINE Vec3 At(double u, double v, double &jacobian) const {
