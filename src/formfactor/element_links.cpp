@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "formfactor/far_field.h"
+#include "util/progress.h"
 
 namespace rad {
 
@@ -35,6 +36,7 @@ struct Walker {
   tbb::enumerable_thread_specific<FormFactorCounters> &counters;
   tbb::enumerable_thread_specific<long long> &linkCount;
   tbb::enumerable_thread_specific<long long> &smoothLinkCount;
+  Progress &progress;  // the rows reached
 
   bool HasRow(const PatchTreeNode &e) const { return before[size_t(e.first + e.count)] > before[size_t(e.first)]; }
 
@@ -84,6 +86,7 @@ struct Walker {
     if (!HasRow(e)) return;
     if (e.IsLeaf()) {
       startOf[size_t(localRow[size_t(forest.FirstPatch(element))])] = from;
+      progress.Advance();
       return;
     }
     const Patch receiver = forest.Receiver(patches, element);
@@ -125,7 +128,7 @@ struct Walker {
 
 ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &embree, const PatchTree &tree,
                          const ElementForest &forest, const std::vector<long long> &rows, double dropBelow,
-                         uint64_t seed, FormFactorCounters &counters) {
+                         uint64_t seed, FormFactorCounters &counters, bool showProgress) {
   ElementWalk walk;
   walk.links.resize(forest.tree.nodes.size());
   const std::vector<int32_t> localRow = LocalRows(patches.size(), rows);
@@ -136,12 +139,14 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
   walk.startOf.assign(rows.size(), -1);
   tbb::enumerable_thread_specific<FormFactorCounters> perThread;
   tbb::enumerable_thread_specific<long long> linkCount(0), smoothLinkCount(0);
+  Progress progress("element walk", (long long)rows.size(), showProgress);
   Walker walker{patches, embree, tree, forest, dropBelow, seed, before, localRow, walk.handed, walk.startOf,
-                walk.links, perThread, linkCount, smoothLinkCount};
+                walk.links, perThread, linkCount, smoothLinkCount, progress};
   if (!tree.nodes.empty()) {
     const std::vector<int32_t> root(1, 0);
     tbb::parallel_for(size_t(0), forest.roots.size(), [&](size_t f) { walker.Walk(forest.roots[f], root, -1); });
   }
+  progress.Finish();
   for (const FormFactorCounters &c : perThread) counters.Add(c);
   for (long long c : linkCount) walk.linkCount += c;
   for (long long c : smoothLinkCount) walk.smoothLinkCount += c;

@@ -47,10 +47,11 @@ struct ElementWalk {
 
 // The elements above `rows` walked at tolerance `dropBelow` (collective over nothing: every rank walks the
 // elements that hold one of its rows, each the same way, so that neither the rank nor the thread count shows).
-// Shadow rays with `seed` (counted in `counters`).
+// Shadow rays with `seed` (counted in `counters`). `showProgress`: the rows reached, as a progress line (a
+// quarter of a large city's run).
 ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &embree, const PatchTree &tree,
                          const ElementForest &forest, const std::vector<long long> &rows, double dropBelow,
-                         uint64_t seed, FormFactorCounters &counters);
+                         uint64_t seed, FormFactorCounters &counters, bool showProgress = false);
 
 // The links that `rows` read, per element of the forest (`links`, as WalkElements leaves them, or as read from
 // a file), held once per element: the elements above the rows that have links, and per row its elements (from

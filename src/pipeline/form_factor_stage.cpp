@@ -236,7 +236,7 @@ void FormFactorJob::PrepareSparse() {
   if (Hierarchical()) {
     ScopedPhase phase(exec_.Timers(), "element walk");
     elementWalk_ = std::make_unique<ElementWalk>(WalkElements(geometry_.patches, *embree_, *tree_, *elements_, f_.rows,
-                                                              WalkThreshold(), o_.seed, counters_));
+                                                              WalkThreshold(), o_.seed, counters_, exec_.Talks()));
   }
   {
     ScopedPhase phase(exec_.Timers(), "sparse candidates");
