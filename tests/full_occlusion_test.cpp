@@ -153,6 +153,15 @@ void AddBlock(std::vector<std::vector<Vec3>> &polygons, double x0, double x1, do
   polygons.push_back(RectZ(x0, x1, y0, y1, h, true));
 }
 
+// Every one of the 64 shadow rays of pair (i, j) is blocked.
+void ExpectEveryRayBlocked(const FormFactorGeometry &g, const EmbreeShadowRays &occluded, int i, int j) {
+  uint32_t traced = 0;
+  EXPECT_EQ(VisibleFraction(g.patches[size_t(i)], g.patches[size_t(j)], uint32_t(i), uint32_t(j), 3, 64, occluded,
+                            traced),
+            0.0)
+      << i << " " << j;
+}
+
 // A street between three blocks on a ground plane.
 Scene StreetOfBlocks() {
   std::vector<std::vector<Vec3>> polygons = {RectZ(-20, 20, -20, 20, 0, true)};
@@ -180,11 +189,7 @@ TEST(FullOcclusion, ProvedPairsAmongManyAreThoseTheRaysFindBlocked) {
       const PairResult p = FormFactorPair(ViewOf(g), i, j, rays, false, NearbyOccluders{all.data(), int(all.size())});
       if (!p.hidden) continue;
       ++proved;
-      uint32_t traced = 0;
-      EXPECT_EQ(VisibleFraction(g.patches[size_t(i)], g.patches[size_t(j)], uint32_t(i), uint32_t(j), 3, 64,
-                                occluded, traced),
-                0.0)
-          << i << " " << j;
+      ExpectEveryRayBlocked(g, occluded, i, j);
     }
   EXPECT_GT(proved, 100);
 }
@@ -233,11 +238,7 @@ TEST(FullOcclusion, AClusterProvedHiddenHidesEachOfItsPairs) {
         EXPECT_FALSE(fromAll.needsRays) << i << " " << j;
         if (!own.hidden) continue;  // facing away from i, or on its face: 0 before any proof
         ++pairsChecked;
-        uint32_t traced = 0;
-        EXPECT_EQ(VisibleFraction(g.patches[size_t(i)], g.patches[size_t(j)], uint32_t(i), uint32_t(j), 3, 64,
-                                  occluded, traced),
-                  0.0)
-            << i << " " << j;
+        ExpectEveryRayBlocked(g, occluded, i, j);
       }
     }
   EXPECT_GT(walksHidden, 100);

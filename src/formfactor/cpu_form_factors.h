@@ -44,6 +44,12 @@ struct FormFactorCounters {
     nodePairs += p.nodePairs;
     AddEntry(p, p.value);
   }
+  // Counts the shadow rays of a far link's visibility (a row's or an element's, `smooth` or not).
+  void AddFarLinkRays(uint32_t traced, bool smooth) {
+    rays += traced;
+    farLinkRays += traced;
+    if (smooth) smoothLinkRays += traced;
+  }
   // Counts entry (j, i) of a pair computed from row i: the same pair, no work of its own.
   void AddReverse(const PairResult &p) { AddEntry(p, p.reverse); }
   void AddEntry(const PairResult &p, double value) {

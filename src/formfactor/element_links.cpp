@@ -50,10 +50,7 @@ struct Walker {
     const VisibleShareResult seen =
         VisibleShare(patches, forest.tree.order.data() + e.first, e.count, tree, tree.nodes[size_t(index)], seed,
                      occluded, traced, FarLinkRays(smooth, value, dropBelow), true);
-    FormFactorCounters &c = counters.local();
-    c.rays += traced;
-    c.farLinkRays += traced;
-    if (smooth) c.smoothLinkRays += traced;
+    counters.local().AddFarLinkRays(traced, smooth);
     if (!seen.unanimous) return false;
     if (seen.share == 0) return true;
     if (!(value > 0)) return false;  // seen but nothing facing the centre: the patches may differ, let them decide

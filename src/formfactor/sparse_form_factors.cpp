@@ -454,10 +454,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                 estimate *
                 VisibleShare(g.patches, &i, 1, tree, node, options.seed, occluded, traced,
                              FarLinkRays(smooth, estimate, dropBelow)).share;
-            FormFactorCounters &c = perThread.local();
-            c.rays += traced;
-            c.farLinkRays += traced;
-            if (smooth) c.smoothLinkRays += traced;
+            perThread.local().AddFarLinkRays(traced, smooth);
             if (farLinks) {
               if (value > 0) {
                 link(index, value);

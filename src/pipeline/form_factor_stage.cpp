@@ -227,10 +227,12 @@ void FormFactorJob::PrepareSparse() {
   heldBytes_ = checkBytes + double(f_.RowCount()) * 4 * sizeof(double) +
                double(patchCount_) *
                    (kBytesPerPatch + sizeof(PatchSphere) + sizeof(PatchPoint) + 2 * sizeof(int32_t) + sizeof(PatchTreeNode) / 4);
-  if (Hierarchical()) heldBytes_ += double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) + 3 * sizeof(void *));
-  CheckMemoryNeed(MPI_COMM_WORLD, heldBytes_, o_.memoryLimit, [&](double worst, double limit, const std::string &source) {
-    return SparseRefusal(worst, limit, source, -1);
-  });
+  if (Hierarchical())  // the elements
+    heldBytes_ += double(patchCount_) * (2 * sizeof(PatchTreeNode) + 2 * sizeof(int32_t) + 3 * sizeof(void *));
+  CheckMemoryNeed(MPI_COMM_WORLD, heldBytes_, o_.memoryLimit,
+                  [&](double worst, double limit, const std::string &source) {
+                    return SparseRefusal(worst, limit, source, -1);
+                  });
   // The hierarchical operator's elements take their links before the rows are counted: where each row's walk
   // starts depends on their shadow rays.
   if (Hierarchical()) {
@@ -286,10 +288,14 @@ void FormFactorJob::PrepareSparse() {
 std::string FormFactorJob::SparseRefusal(double need, double limit, const std::string &source, long long rowsDone) const {
   const bool narrow = f_.precision == Precision::kFloat;
   const char *thresholdName = Hierarchical() ? "--operator-tolerance" : "--drop-below";
-  char why[256];
-  if (rowsDone < 0)
+  char why[256], remedy[160];
+  // What every rank holds for each patch does not shrink with the threshold, the ranks or the precision.
+  std::snprintf(remedy, sizeof remedy, "raise %s, use more ranks%s, or give each rank more memory", thresholdName,
+                narrow ? "" : ", --precision float");
+  if (rowsDone < 0) {
     std::snprintf(why, sizeof why, "(its geometry and trees alone, before its rows' entries are bounded)");
-  else if (rowsDone > 0)
+    std::snprintf(remedy, sizeof remedy, "use fewer patches or give each rank more memory");
+  } else if (rowsDone > 0)
     std::snprintf(why, sizeof why,
                   "with %lld of its %zu rows done (what they kept, and the next block of rows keeping every "
                   "candidate entry: the patch tree's bound)",
@@ -298,14 +304,9 @@ std::string FormFactorJob::SparseRefusal(double need, double limit, const std::s
     std::snprintf(why, sizeof why,
                   "(its geometry and trees, and its largest block of rows keeping every candidate entry: the "
                   "patch tree's bound)");
-  char remedy[160];  // what every rank holds for each patch does not shrink with the threshold, ranks or precision
-  if (rowsDone < 0)
-    std::snprintf(remedy, sizeof remedy, "use fewer patches or give each rank more memory");
-  else
-    std::snprintf(remedy, sizeof remedy, "raise %s, use more ranks%s, or give each rank more memory", thresholdName,
-                  narrow ? "" : ", --precision float");
   char line[768];
-  std::snprintf(line, sizeof line, "%s: not enough memory for the %s operator at %s %g: a rank needs up to %s %s but may use %s (%s); %s",
+  std::snprintf(line, sizeof line,
+                "%s: not enough memory for the %s operator at %s %g: a rank needs up to %s %s but may use %s (%s); %s",
                 o_.input.Label().c_str(), OperatorName(o_.op), thresholdName, WalkThreshold(),
                 FormatBytes(need).c_str(), why, FormatBytes(limit).c_str(), source.c_str(), remedy);
   return std::string(line);
