@@ -10,8 +10,18 @@ H5Handle Create1d(hid_t group, const char *name, hid_t fileType, long long lengt
   return H5Handle(RAD_H5(H5Dcreate2(group, name, fileType, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
 }
 
+namespace {
+
+// A dataset of no elements has no storage, and HDF5's collective write to it fails on the undefined address
+// even with nothing selected (a hierarchical file of a scene whose polygons are one patch each has no element
+// links). Every rank sees the same extent, so every rank skips the write alike.
+bool HoldsNothing(hid_t fileSpace) { return H5Sget_simple_extent_npoints(fileSpace) == 0; }
+
+}  // namespace
+
 void Write1d(hid_t dset, long long start, long long count, const void *data, hid_t memType) {
   H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
+  if (HoldsNothing(fileSpace)) return;
   const hsize_t memDims[1] = {hsize_t(std::max<long long>(count, 1))};
   H5Handle memSpace(RAD_H5(H5Screate_simple(1, memDims, nullptr)));
   if (count > 0) {
@@ -58,6 +68,7 @@ template <typename Transfer>
 void TransferRowRuns(hid_t dset, const std::vector<long long> &ptr, const long long *rows, size_t count,
                      Transfer &&transfer) {
   H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
+  if (HoldsNothing(fileSpace)) return;
   const long long selected = SelectRowRuns(fileSpace, ptr, rows, count);
   const hsize_t memDims[1] = {hsize_t(std::max<long long>(selected, 1))};
   H5Handle memSpace(RAD_H5(H5Screate_simple(1, memDims, nullptr)));

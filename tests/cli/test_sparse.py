@@ -12,6 +12,7 @@ dense operator on the same generated city (meshes/generate.py), computed by this
   - the hierarchical operator (run only): far links carry what the sparse operator drops, so B is several
     times closer to the dense B at the same threshold, within 1e-3 at 1e-4, and the same (Jacobi) at 1 and 2
     ranks;
+  - a hierarchical file of polygons one patch each (no element links) is written and solved;
   - `solve --backend gpu` on CSR rows (with far links) gives the cores' B to 1e-9 (with a CUDA device);
   - options that cannot hold (--raw, --normalize-rows, hierarchical F to a file) and a memory limit too small
     exit 2 with one line.
@@ -345,6 +346,34 @@ class SparseOperatorTest(CliTestCase):
                 self.assertFalse(os.path.exists(self.path("x.h5")))
         self.assertIn("CSR and far links", self.rad_ok(["info", ff]).stdout)
         self.assertIn("%d far links" % len(target), self.rad_ok(["info", ff]).stdout)
+
+    def test_hierarchical_file_of_polygons_one_patch_each(self):
+        """A mesh whose polygons are one patch each (facets of a triangulated model) has no element of two patches,
+        so no element links: the file is still written (on 1 and 2 ranks, with empty element-link datasets), and
+        `solve` gives `run`'s B from it bit for bit."""
+        city = self.path("city8.obj")  # large enough for far links between single patches
+        subprocess.run([sys.executable, GENERATE, "city", "--buildings", "8x8", "--sky-light", "--output", city],
+                       check=True, capture_output=True)
+        common = ["--input", city, "--max-patch-size", "1000", "--visibility", "rays", "--operator",
+                  "hierarchical", "--quiet"]
+        saved = self.path("one_patch_run")
+        self.rad_ok(["run"] + common + ["--output-dir", saved])
+        with h5py.File(os.path.join(saved, "radiosity.h5"), "r") as f:
+            run_b = f["radiosity/B"][:]
+            faces = f["patches/face"][:]
+        self.assertEqual(len(np.unique(faces)), len(faces), "one patch per polygon")
+        for ranks in (None, 2):
+            ff = self.path("one_patch_%s.h5" % ranks)
+            self.rad_ok(["formfactors"] + common + ["--output", ff], ranks)
+            with h5py.File(ff, "r") as f:
+                g = f["formfactors"]
+                self.assertEqual(int(g.attrs["element_links"]), 0)
+                self.assertEqual(len(g["element_link_target"]), 0)
+                self.assertGreater(int(g.attrs["far_links"]), 0)
+            out = self.path("one_patch_b_%s.h5" % ranks)
+            self.rad_ok(["solve", "--formfactors", ff, "--output", out, "--quiet"])
+            with h5py.File(out, "r") as f:
+                self.assertTrue(np.array_equal(f["radiosity/B"][:], run_b), "ranks %s" % ranks)
 
     def dense_need(self, command_args):
         """The bytes a rank needs for dense F, from the dense operator's refusal of a 1 KiB limit."""
