@@ -20,6 +20,7 @@
 #include "solver/sparse_transport.h"
 #include "tests/test_scenes.h"
 #include "util/error.h"
+#include "util/math_constants.h"
 #include "util/thread_limit.h"
 
 namespace rad {
@@ -421,14 +422,33 @@ TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
   }
 }
 
-// The opened estimate of a node: opening everything gives the point-kernel sum over its patches, computed here
-// patch by patch; opening nothing gives the one cluster estimate; and in between, opening what is wide for its
-// distance lands nearer the sum than the cluster estimate does (summed over every patch and node of a city).
-TEST(SparseOperator, OpenedClusterEstimatesApproachThePatchSum) {
+// The one estimate hierarchical radiosity's clusters take, computed here from the node's patches: the kernel
+// from i's centroid to the node's area-weighted centre, times the node's area projected along that direction.
+double CentreEstimate(const Patch &i, const std::vector<Patch> &patches, const PatchTree &tree,
+                      const PatchTreeNode &node) {
+  const Vec3 d = node.areaCentroid - i.centroid;
+  const double r2 = LengthSquared(d);
+  const Vec3 w = d / std::sqrt(r2);
+  if (Dot(i.normal, w) <= 0) return 0;
+  double projected = 0;
+  for (int32_t q = node.first; q < node.first + node.count; ++q) {
+    const Patch &p = patches[size_t(tree.order[size_t(q)])];
+    for (int a = 0; a < 3; ++a)  // each axis's share of the normal, where it faces back along -w
+      projected += p.area * std::max(0.0, -p.normal[a] * w[a]);
+  }
+  return Dot(i.normal, w) * projected / (kPi * r2);
+}
+
+// The estimate of a node: opening everything gives the point-kernel sum over its patches, computed here patch
+// by patch; opening nothing gives the one cluster estimate. Over the nodes narrow enough to be estimated whole
+// (a tenth of their distance), the cluster estimate from the facing groups' six points is more than 20 times
+// nearer that sum than the centre's estimate (summed over every such patch and node of a city, whose nodes
+// turn the corners between the ground and the walls), and opening does not take it further away.
+TEST(SparseOperator, ClusterEstimatesFollowThePatchSum) {
   const Scene scene = City();
   const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(2.0));
   const PatchTree tree = BuildPatchTree(g.patches);
-  double clusterError = 0, openedError = 0;
+  double centreError = 0, clusterError = 0, openedError = 0, total = 0;
   for (size_t i = 0; i < g.patches.size(); i += 7) {
     const Patch &pi = g.patches[i];
     for (size_t k = 0; k < tree.nodes.size(); ++k) {
@@ -437,14 +457,19 @@ TEST(SparseOperator, OpenedClusterEstimatesApproachThePatchSum) {
       for (int32_t q = node.first; q < node.first + node.count; ++q)
         sum += PatchEstimate(pi, g.patches[size_t(tree.order[size_t(q)])]);
       ASSERT_NEAR(OpenedClusterEstimate(tree, pi, int32_t(k), 0.0), sum, 1e-12 * (1 + sum));
-      ASSERT_EQ(OpenedClusterEstimate(tree, pi, int32_t(k), 1e30), ClusterEstimate(pi, node));
+      ASSERT_EQ(OpenedClusterEstimate(tree, pi, int32_t(k), 1e30), ClusterEstimate(tree, pi, node));
       if (node.sphere.radius > 0.1 * Length(node.sphere.center - pi.centroid)) continue;  // not skippable
-      clusterError += std::fabs(ClusterEstimate(pi, node) - sum);
+      centreError += std::fabs(CentreEstimate(pi, g.patches, tree, node) - sum);
+      clusterError += std::fabs(ClusterEstimate(tree, pi, node) - sum);
       openedError += std::fabs(OpenedClusterEstimate(tree, pi, int32_t(k), 0.05) - sum);
+      total += sum;
     }
   }
-  EXPECT_GT(clusterError, 0);
-  EXPECT_LT(openedError, 0.5 * clusterError);
+  std::printf("estimates' error over the nodes, relative to their sum: centre %.3g, six points %.3g, opened "
+              "%.3g\n", centreError / total, clusterError / total, openedError / total);
+  EXPECT_GT(centreError, 0);
+  EXPECT_LT(clusterError, centreError / 20);
+  EXPECT_LE(openedError, clusterError);
 }
 
 // Ground and an emitting ceiling 20 above, 40 x 40 each, open at the sides: every ground-ceiling pair is far,

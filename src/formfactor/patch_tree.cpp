@@ -10,10 +10,69 @@ namespace rad {
 
 namespace {
 
+// A group's centre and spread from its weighted centroids: the covariance C = L L^T (Cholesky; a pivot that
+// rounding leaves at or below zero, as across a plane or along a line, is a direction without spread), and
+// spread_k = sqrt(3) times column k of L.
+void SetSpread(const std::vector<Vec3> &points, const std::vector<double> &weights, FacingGroup &group) {
+  Vec3 weighted{0, 0, 0};
+  for (size_t q = 0; q < points.size(); ++q) weighted = weighted + points[q] * weights[q];
+  group.centre = weighted / group.area;
+  if (points.size() < 2) return;
+  double c[3][3] = {};
+  for (size_t q = 0; q < points.size(); ++q) {
+    const Vec3 d = points[q] - group.centre;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b <= a; ++b) c[a][b] += weights[q] * d[a] * d[b] / group.area;
+  }
+  const double scale = c[0][0] + c[1][1] + c[2][2];
+  if (!(scale > 0)) return;
+  double l[3][3] = {};
+  for (int k = 0; k < 3; ++k) {
+    double pivot = c[k][k];
+    for (int m = 0; m < k; ++m) pivot -= l[k][m] * l[k][m];
+    if (!(pivot > 1e-12 * scale)) continue;
+    l[k][k] = std::sqrt(pivot);
+    for (int a = k + 1; a < 3; ++a) {
+      double v = c[a][k];
+      for (int m = 0; m < k; ++m) v -= l[a][m] * l[k][m];
+      l[a][k] = v / l[k][k];
+    }
+  }
+  for (int k = 0; k < 3; ++k)
+    for (int a = 0; a < 3; ++a) group.spread[k][a] = float(std::sqrt(3.0) * l[a][k]);
+}
+
 struct Builder {
   const std::vector<Patch> &patches;
   PatchTree &tree;
   int leafSize;
+  bool facingGroups;  // the estimates' groups (BuildPatchTree), not the receivers' forest
+
+  void AddFacingGroups(const int32_t *begin, const int32_t *end, PatchTreeNode &node) const {
+    node.groupFirst = int32_t(tree.groups.size());
+    std::vector<Vec3> points;
+    std::vector<double> weights;
+    for (int32_t direction = 0; direction < 6; ++direction) {
+      const int axis = direction / 2;
+      const double sign = direction % 2 == 0 ? 1.0 : -1.0;
+      FacingGroup group;
+      group.direction = direction;
+      points.clear();
+      weights.clear();
+      for (const int32_t *p = begin; p != end; ++p) {
+        const Patch &patch = patches[size_t(*p)];
+        const double weight = patch.area * std::max(0.0, sign * patch.normal[axis]);
+        if (!(weight > 0)) continue;
+        points.push_back(patch.centroid);
+        weights.push_back(weight);
+        group.area += weight;
+      }
+      if (!(group.area > 0)) continue;
+      SetSpread(points, weights, group);
+      tree.groups.push_back(group);
+    }
+    node.groupCount = int32_t(tree.groups.size()) - node.groupFirst;
+  }
 
   int32_t Build(int32_t first, int32_t count) {
     const int32_t index = int32_t(tree.nodes.size());
@@ -46,13 +105,10 @@ struct Builder {
         node.sphere.radius = std::max(node.sphere.radius, Length(patch.corners[k] - node.sphere.center));
       node.maxPatchRadius = std::max(node.maxPatchRadius, tree.patchSpheres[size_t(*p)].radius);
       node.maxPatchArea = std::max(node.maxPatchArea, patch.area);
-      for (int a = 0; a < 3; ++a) {
-        node.projectedArea[2 * a] += patch.area * std::max(0.0, patch.normal[a]);
-        node.projectedArea[2 * a + 1] += patch.area * std::max(0.0, -patch.normal[a]);
-      }
     }
     node.area = area;
     node.areaCentroid = area > 0 ? weighted / area : node.sphere.center;
+    if (facingGroups) AddFacingGroups(begin, end, node);  // before the children's: each node's lie together
     if (count > leafSize) {
       int axis = 0;
       for (int a = 1; a < 3; ++a)
@@ -97,7 +153,7 @@ PatchTree BuildPatchTree(const std::vector<Patch> &patches, int leafSize) {
   const int32_t n = int32_t(patches.size());
   if (n > 0) {
     tree.nodes.reserve(size_t(2 * (n / std::max(leafSize, 1) + 1)));
-    Builder{patches, tree, std::max(leafSize, 1)}.Build(0, n);
+    Builder{patches, tree, std::max(leafSize, 1), true}.Build(0, n);
   }
   tree.points.reserve(size_t(n));
   for (int32_t j : tree.order) {
@@ -115,7 +171,7 @@ ElementForest BuildElementForest(const std::vector<Patch> &patches) {
   std::stable_sort(tree.order.begin(), tree.order.end(),
                    [&](int32_t a, int32_t b) { return patches[size_t(a)].face < patches[size_t(b)].face; });
   tree.nodes.reserve(size_t(2 * n));
-  Builder builder{patches, tree, 1};
+  Builder builder{patches, tree, 1, false};
   for (int32_t first = 0; first < n;) {
     int32_t last = first + 1;
     while (last < n && patches[size_t(tree.order[size_t(last)])].face == patches[size_t(tree.order[size_t(first)])].face) ++last;
@@ -231,19 +287,42 @@ double PatchEstimate(const Patch &i, const PatchPoint &j) {
   return cosI * cosJ * j.area / (kPi * r2 * r2);
 }
 
-double ClusterEstimate(const Patch &i, const PatchTreeNode &node) {
-  // From the area-weighted centre: the kernel's first-order change across the node cancels there.
-  const Vec3 d = node.areaCentroid - i.centroid;
+namespace {
+
+// The kernel from patch i's centroid to point y of a group facing `direction`, times the group's area: its
+// cosine at j is the group's axis component of -w, taken as 0 where the group faces away.
+double GroupKernelAt(const Patch &i, int32_t direction, double area, const Vec3 &y) {
+  const Vec3 d = y - i.centroid;
   const double r2 = LengthSquared(d);
   if (r2 <= 0) return 0;
-  const Vec3 w = d / std::sqrt(r2);
-  const double cosI = Dot(i.normal, w);
-  if (cosI <= 0) return 0;
-  // The node's area facing i, seen along w: patches facing back along -w count A_j (-n_j . w).
-  double projected = 0;
-  for (int a = 0; a < 3; ++a)
-    projected += std::fabs(w[a]) * node.projectedArea[2 * a + (w[a] > 0 ? 1 : 0)];
-  return cosI * projected / (kPi * r2);
+  const double r = std::sqrt(r2);
+  const double cosI = Dot(i.normal, d) / r;
+  const double cosJ = (direction % 2 == 0 ? -d[direction / 2] : d[direction / 2]) / r;
+  if (cosI <= 0 || cosJ <= 0) return 0;
+  return cosI * cosJ * area / (kPi * r2);
+}
+
+}  // namespace
+
+double ClusterEstimate(const PatchTree &tree, const Patch &i, const PatchTreeNode &node) {
+  double sum = 0;
+  for (int32_t g = node.groupFirst; g < node.groupFirst + node.groupCount; ++g) {
+    const FacingGroup &group = tree.groups[size_t(g)];
+    // The six points centre +- spread_k, a sixth each; a direction without spread counts the centre twice.
+    double groupSum = 0, atCentre = -1;
+    for (const auto &s : group.spread) {
+      const Vec3 step{s[0], s[1], s[2]};
+      if (step[0] == 0 && step[1] == 0 && step[2] == 0) {
+        if (atCentre < 0) atCentre = GroupKernelAt(i, group.direction, group.area, group.centre);
+        groupSum += 2 * atCentre;
+      } else {
+        groupSum += GroupKernelAt(i, group.direction, group.area, group.centre + step) +
+                    GroupKernelAt(i, group.direction, group.area, group.centre - step);
+      }
+    }
+    sum += groupSum / 6;
+  }
+  return sum;
 }
 
 double OpenedClusterEstimate(const PatchTree &tree, const Patch &i, int32_t node, double opening) {
@@ -255,7 +334,7 @@ double OpenedClusterEstimate(const PatchTree &tree, const Patch &i, int32_t node
   while (top > 0) {
     const PatchTreeNode &n = tree.nodes[size_t(stack[--top])];
     if (n.sphere.radius < opening * Length(n.sphere.center - i.centroid)) {
-      sum += ClusterEstimate(i, n);
+      sum += ClusterEstimate(tree, i, n);
     } else if (n.IsLeaf()) {
       for (int32_t q = n.first; q < n.first + n.count; ++q) sum += PatchEstimate(i, tree.points[size_t(q)]);
     } else {
