@@ -54,9 +54,9 @@ __global__ void NodeMeansKernel(FarFieldView v, const double *b, long long n, do
 __global__ void GatherElementsKernel(FarFieldView v, const double *means, double *gathered) {
   const long long m = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (m >= v.elements) return;
-  double g[12];
+  double g[kGatheredPerElement];
   GatherElement(v, m, means, g);
-  for (int i = 0; i < 12; ++i) gathered[12 * m + i] = g[i];
+  for (int i = 0; i < kGatheredPerElement; ++i) gathered[kGatheredPerElement * m + i] = g[i];
 }
 
 __global__ void RowFarFieldKernel(FarFieldView v, long long rows, const double *b, long long n, const double *means,
@@ -160,8 +160,8 @@ double FarFieldBytes(const FarLinks &l, long long m) {
   const double nodes = double(l.tree->nodes.size());
   return nodes * (4 + 4 + 8 + 3 * 8) + double(l.tree->order.size()) * 4 + double(l.area.size()) * 8 +
          double(l.ptr.size()) * 8 + double(l.target.size()) * (4 + 4) +
-         double(e.ptr.size()) * 8 + double(e.target.size()) * (4 + 4 + 12) + double(e.rowPtr.size()) * 8 +
-         double(e.rowElement.size()) * (4 + 24) + double(e.element.size()) * 12 * 8 + double(m) * 3 * 8;
+         double(e.ptr.size()) * 8 + double(e.target.size()) * (4 + 4 + 12 + 24) + double(e.rowPtr.size()) * 8 +
+         double(e.rowElement.size()) * (4 + 24) + double(e.element.size()) * kGatheredPerElement * 8 + double(m) * 3 * 8;
 }
 
 template <typename T>
@@ -207,7 +207,7 @@ class DeviceCsrSystem {
     far_ = ViewFarField(F.links, nodes_, [&](const auto &host) { return Upload(host); });
     if (far_.hasLinks) {
       means_ = MakeDeviceBuffer<double>(3 * size_t(far_.nodes));
-      gathered_ = MakeDeviceBuffer<double>(12 * size_t(far_.elements));
+      gathered_ = MakeDeviceBuffer<double>(kGatheredPerElement * size_t(far_.elements));
       farRows_ = MakeDeviceBuffer<double>(3 * m);
     }
     exchange_ = std::make_unique<ValueExchange>(comm, exchange, F.rows);

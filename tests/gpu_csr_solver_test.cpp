@@ -117,6 +117,8 @@ void AddFarLinks(const SparseSystem &s, FormFactorRows &f) {
       e.target.push_back(int32_t(Unit(uint32_t(q), k, 8) * nodes));
       e.value.push_back(float(0.01 * Unit(uint32_t(q), k, 9)));
       for (uint32_t a = 0; a < 3; ++a) e.slope.push_back(float(0.004 * (Unit(uint32_t(q), k + 8 * a, 10) - 0.5)));
+      for (uint32_t a = 0; a < 6; ++a)
+        e.curvature.push_back(float(0.002 * (Unit(uint32_t(q), k + 8 * a, 12) - 0.5)));
     }
     e.ptr.push_back((long long)e.target.size());
   }
@@ -135,7 +137,8 @@ void AddFarLinks(const SparseSystem &s, FormFactorRows &f) {
 
 // Row r's far field for channel c of b (n x 3), from the definition: each link's value times b at its patch or
 // the area-weighted mean of b over its node's patches; each element's links read at the row's centroid
-// (value + slope . offset) times their node's mean.
+// (value + slope . d + d^T C d / 2, d its offset from the element's centre, C the symmetric matrix of the link's
+// six curvature values xx, xy, xz, yy, yz, zz) times their node's mean.
 double FarFieldByDefinition(const FormFactorRows &f, size_t r, const std::vector<double> &b, int c) {
   const FarLinks &l = f.links;
   const size_t n = size_t(f.n);
@@ -157,7 +160,17 @@ double FarFieldByDefinition(const FormFactorRows &f, size_t r, const std::vector
   const ElementFarLinks &e = l.elements;
   for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {
     const size_t m = size_t(e.rowElement[size_t(q)]);
-    for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) sum += e.Read(size_t(q), k) * mean(e.target[size_t(k)]);
+    const double *d = &e.rowOffset[3 * size_t(q)];
+    for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {
+      const float *g = &e.slope[3 * size_t(k)], *h = &e.curvature[6 * size_t(k)];
+      const double matrix[3][3] = {{h[0], h[1], h[2]}, {h[1], h[3], h[4]}, {h[2], h[4], h[5]}};
+      double read = e.value[size_t(k)];
+      for (int a = 0; a < 3; ++a) {
+        read += g[a] * d[a];
+        for (int b2 = 0; b2 < 3; ++b2) read += 0.5 * d[a] * matrix[a][b2] * d[b2];
+      }
+      sum += read * mean(e.target[size_t(k)]);
+    }
   }
   return sum;
 }

@@ -54,22 +54,31 @@ struct Walker {
     if (!seen.unanimous) return false;
     if (seen.share == 0) return true;
     if (!(value > 0)) return false;  // seen but nothing facing the centre: the patches may differ, let them decide
-    // The slope along the plane, by central differences at half the element's radius.
+    // The slope and curvature along the plane, by central differences at half the element's radius: along
+    // each axis u and v, and along u + v for the mixed second derivative.
     const Vec3 centre = at.centroid;
     const Vec3 u = Normalize(Cross(at.normal, std::fabs(at.normal[0]) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0}));
-    const Vec3 axes[2] = {u, Cross(at.normal, u)};
+    const Vec3 axes[3] = {u, Cross(at.normal, u), u + Cross(at.normal, u)};
     const double h = 0.5 * e.sphere.radius;
     Vec3 slope{0, 0, 0};
-    for (const Vec3 &axis : axes) {
-      at.centroid = centre + axis * h;
+    double second[3];  // along u, v and u + v
+    for (int a = 0; a < 3; ++a) {
+      at.centroid = centre + axes[a] * h;
       const double ahead = OpenedClusterEstimate(tree, at, index, kOpening);
-      at.centroid = centre - axis * h;
+      at.centroid = centre - axes[a] * h;
       const double behind = OpenedClusterEstimate(tree, at, index, kOpening);
-      slope = slope + axis * ((ahead - behind) / (2 * h));
+      if (a < 2) slope = slope + axes[a] * ((ahead - behind) / (2 * h));
+      second[a] = (ahead + behind - 2 * value) / (h * h);
     }
-    const Vec3 seenSlope = slope * seen.share;
-    links[size_t(element)].push_back(
-        {index, float(value * seen.share), {float(seenSlope[0]), float(seenSlope[1]), float(seenSlope[2])}});
+    const double uv = 0.5 * (second[2] - second[0] - second[1]);  // along u + v: uu + 2 uv + vv
+    const Vec3 v = axes[1];
+    // The curvature as a symmetric 3 x 3 form of the plane: uu u u^T + vv v v^T + uv (u v^T + v u^T).
+    auto form = [&](int a, int b) { return second[0] * u[a] * u[b] + second[1] * v[a] * v[b] + uv * (u[a] * v[b] + v[a] * u[b]); };
+    const double curvature[6] = {form(0, 0), form(0, 1), form(0, 2), form(1, 1), form(1, 2), form(2, 2)};
+    ElementLink link{index, float(value * seen.share), {}, {}};
+    for (int a = 0; a < 3; ++a) link.slope[a] = float(slope[a] * seen.share);
+    for (int a = 0; a < 6; ++a) link.curvature[a] = float(curvature[a] * seen.share);
+    links[size_t(element)].push_back(link);
     if (localRow[size_t(forest.FirstPatch(element))] >= 0) {
       ++linkCount.local();
       smoothLinkCount.local() += smooth;
@@ -176,6 +185,7 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
       held.target.push_back(l.target);
       held.value.push_back(l.value);
       for (int a = 0; a < 3; ++a) held.slope.push_back(l.slope[a]);
+      for (int a = 0; a < 6; ++a) held.curvature.push_back(l.curvature[a]);
     }
     held.ptr.push_back((long long)held.target.size());
   }

@@ -12,14 +12,34 @@
 #include <string>
 #include <vector>
 
+#include "util/hd.h"
+
 namespace rad {
 
 struct PatchTree;
 struct ElementForest;
 
+// How a row at offset d from an element's centre reads each of the element's links: the weights of the link's
+// value (1), slope (d) and curvature (xx, xy, xz, yy, yz, zz: d d^T / 2 on the diagonal, d_a d_b off it), so
+// that the row reads value + slope . d + d^T C d / 2.
+constexpr int kElementLinkTerms = 10;
+RAD_HD RAD_INLINE void ElementLinkTerms(const double *d, double t[kElementLinkTerms]) {
+  t[0] = 1;
+  t[1] = d[0];
+  t[2] = d[1];
+  t[3] = d[2];
+  t[4] = 0.5 * d[0] * d[0];
+  t[5] = d[0] * d[1];
+  t[6] = d[0] * d[2];
+  t[7] = 0.5 * d[1] * d[1];
+  t[8] = d[1] * d[2];
+  t[9] = 0.5 * d[2] * d[2];
+}
+
 // Far links held by elements of the polygons (the hierarchical operator's receivers, element_links.h): every
-// row below an element reads the element's links at its own centroid, value + slope . offset, so that a link is
-// stored once for the element rather than once per row.
+// row below an element reads the element's links at its own centroid, value + slope . offset + offset^T
+// curvature offset / 2 (ElementLinkTerms), so that a link is stored once for the element rather than once per
+// row.
 struct ElementFarLinks {
   std::shared_ptr<const ElementForest> forest;
   std::vector<int32_t> element;     // forest nodes with links above a row here, ascending
@@ -30,15 +50,19 @@ struct ElementFarLinks {
   // centroids), so a reader computes them as here.
   std::vector<float> value;         // the estimated sum of F over the target's patches at the element's centre
   std::vector<float> slope;         // 3 per link: its gradient along the element's plane
+  std::vector<float> curvature;     // 6 per link: its second derivatives along the plane (xx, xy, xz, yy, yz, zz)
   std::vector<long long> rowPtr;    // per local row + 1: the row's elements are [rowPtr[r], rowPtr[r + 1])
   std::vector<int32_t> rowElement;  // index into `element`, from the row's leaf up
   std::vector<double> rowOffset;    // 3 per (row, element): the row's centroid less the element's centre
   bool Empty() const { return element.empty(); }
   // Link k as the row's element q (an index into rowElement) reads it.
   double Read(size_t q, long long k) const {
-    const double *d = &rowOffset[3 * q];
-    const float *g = &slope[3 * size_t(k)];
-    return double(value[size_t(k)]) + double(g[0]) * d[0] + double(g[1]) * d[1] + double(g[2]) * d[2];
+    double t[kElementLinkTerms], read = 0;
+    ElementLinkTerms(&rowOffset[3 * q], t);
+    const float *g = &slope[3 * size_t(k)], *c = &curvature[6 * size_t(k)];
+    const double weights[kElementLinkTerms] = {value[size_t(k)], g[0], g[1], g[2], c[0], c[1], c[2], c[3], c[4], c[5]};
+    for (int i = 0; i < kElementLinkTerms; ++i) read += weights[i] * t[i];
+    return read;
   }
   double Sum(size_t r) const {
     double sum = 0;

@@ -79,7 +79,7 @@ struct FarFieldView {
   long long elements = 0;
   const long long *elementPtr = nullptr;
   const int32_t *elementTarget = nullptr;
-  const float *elementValue = nullptr, *elementSlope = nullptr;
+  const float *elementValue = nullptr, *elementSlope = nullptr, *elementCurvature = nullptr;
   const long long *rowElementPtr = nullptr;
   const int32_t *rowElement = nullptr;
   const double *rowOffset = nullptr;
@@ -100,23 +100,27 @@ RAD_HD RAD_INLINE double NodeMean(const FarFieldView &v, int32_t k, double weigh
   return v.nodeArea[k] > 0 ? weightedSum / v.nodeArea[k] : 0.0;
 }
 
-// What element m's links gather from the node means (column-major, v.nodes x 3): g[4 c + 0] the sum of value x
-// mean, g[4 c + 1 + a] of slope a x mean for each channel c.
-RAD_HD RAD_INLINE void GatherElement(const FarFieldView &v, long long m, const double *means, double g[12]) {
-  for (int i = 0; i < 12; ++i) g[i] = 0;
+// What element m's links gather from the node means (column-major, v.nodes x 3), for each channel c:
+// g[kElementLinkTerms c + i] the sum over its links of their term i (value, slope, curvature: ElementLinkTerms)
+// times the mean.
+constexpr int kGatheredPerElement = 3 * kElementLinkTerms;
+RAD_HD RAD_INLINE void GatherElement(const FarFieldView &v, long long m, const double *means,
+                                     double g[kGatheredPerElement]) {
+  for (int i = 0; i < kGatheredPerElement; ++i) g[i] = 0;
   for (long long k = v.elementPtr[m]; k < v.elementPtr[m + 1]; ++k) {
     const int32_t t = v.elementTarget[k];
-    const double weights[4] = {double(v.elementValue[k]), double(v.elementSlope[3 * k]),
-                               double(v.elementSlope[3 * k + 1]), double(v.elementSlope[3 * k + 2])};
+    const float *s = v.elementSlope + 3 * k, *curvature = v.elementCurvature + 6 * k;
+    const double weights[kElementLinkTerms] = {v.elementValue[k], s[0], s[1], s[2], curvature[0],
+                                               curvature[1], curvature[2], curvature[3], curvature[4], curvature[5]};
     for (int c = 0; c < 3; ++c) {
       const double mean = means[t + c * (long long)v.nodes];
-      for (int i = 0; i < 4; ++i) g[4 * c + i] += weights[i] * mean;
+      for (int i = 0; i < kElementLinkTerms; ++i) g[kElementLinkTerms * c + i] += weights[i] * mean;
     }
   }
 }
 
 // acc += this lane's part of local row r's far field: its links read at x (patches) and the means (nodes),
-// then its elements' gathered sums (12 per element, GatherElement) read at its centroid.
+// then its elements' gathered sums (GatherElement) read at its centroid.
 RAD_HD RAD_INLINE void AddRowFarField(const FarFieldView &v, long long r, const double *x, long long n,
                                       const double *means, const double *gathered, int lane, int stride,
                                       double acc[3]) {
@@ -130,8 +134,11 @@ RAD_HD RAD_INLINE void AddRowFarField(const FarFieldView &v, long long r, const 
   }
   if (!v.hasElements) return;
   for (long long q = v.rowElementPtr[r] + lane; q < v.rowElementPtr[r + 1]; q += stride) {
-    const double *g = gathered + 12 * (long long)v.rowElement[q], *d = v.rowOffset + 3 * q;
-    for (int c = 0; c < 3; ++c) acc[c] += g[4 * c] + g[4 * c + 1] * d[0] + g[4 * c + 2] * d[1] + g[4 * c + 3] * d[2];
+    const double *g = gathered + kGatheredPerElement * (long long)v.rowElement[q];
+    double t[kElementLinkTerms];
+    ElementLinkTerms(v.rowOffset + 3 * q, t);
+    for (int c = 0; c < 3; ++c)
+      for (int i = 0; i < kElementLinkTerms; ++i) acc[c] += g[kElementLinkTerms * c + i] * t[i];
   }
 }
 
@@ -167,6 +174,7 @@ FarFieldView ViewFarField(const FarLinks &links, const FlatTreeNodes &nodes, Pla
   v.elementTarget = place(e.target);
   v.elementValue = place(e.value);
   v.elementSlope = place(e.slope);
+  v.elementCurvature = place(e.curvature);
   v.rowElementPtr = place(e.rowPtr);
   v.rowElement = place(e.rowElement);
   v.rowOffset = place(e.rowOffset);

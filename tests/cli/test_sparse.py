@@ -60,16 +60,21 @@ def dense_of(c, n):
 
 def element_far_field(group, centroids):
     """Per patch, what the links of the elements holding it give its row: each element's patches
-    (element_order[first, first + count)) read value + slope . (centroid - element centre), summed over its links."""
+    (element_order[first, first + count)) read value + slope . d + d^T C d / 2, d = centroid - element centre and C
+    the symmetric matrix of the link's curvature (xx, xy, xz, yy, yz, zz), summed over its links."""
     ptr = group["element_link_ptr"][:]
     value, slope = group["element_link_value"][:], group["element_link_slope"][:].reshape(-1, 3)
+    curvature = group["element_link_curvature"][:].reshape(-1, 6)
+    full = curvature[:, [0, 1, 2, 1, 3, 4, 2, 4, 5]].reshape(-1, 3, 3)
     order, first, count = group["element_order"][:], group["element_first"][:], group["element_count"][:]
     centre = group["element_centre"][:].reshape(-1, 3)
     far = np.zeros(len(centroids))
     for e in np.nonzero(ptr[1:] > ptr[:-1])[0]:
         patches = order[first[e]:first[e] + count[e]]
         links = slice(ptr[e], ptr[e + 1])
-        far[patches] += value[links].sum() + (centroids[patches] - centre[e]) @ slope[links].sum(0)
+        d = centroids[patches] - centre[e]
+        far[patches] += (value[links].sum() + d @ slope[links].sum(0) +
+                         0.5 * np.einsum("pa,ab,pb->p", d, full[links].sum(0), d))
     return far
 
 class SparseOperatorTest(CliTestCase):
@@ -303,7 +308,7 @@ class SparseOperatorTest(CliTestCase):
                      "--save-formfactors", "--output-dir", saved, "--quiet"])
         with h5py.File(os.path.join(saved, "radiosity.h5"), "r") as f, h5py.File(ff, "r") as h:
             for key in ("indptr", "indices", "data", "link_ptr", "link_target", "link_value", "element_link_ptr",
-                        "element_link_target", "element_link_value", "element_link_slope"):
+                        "element_link_target", "element_link_value", "element_link_slope", "element_link_curvature"):
                 self.assertTrue(np.array_equal(f["formfactors"][key][:], h["formfactors"][key][:]), key)
             self.assertTrue(np.array_equal(f["radiosity/B"][:], run_b))
         # export spreads each far link over its target's patches by area: the matrix the solver uses.
