@@ -349,6 +349,25 @@ class SparseOperatorTest(CliTestCase):
                 for w in words + ["bad_%s.h5" % name]:
                     self.assertIn(w, lines[0])
                 self.assertFalse(os.path.exists(self.path("x.h5")))
+        # A file from before the element links' curvature has none: solved with linear links, so B moves a little
+        # (the curvature is a small part of each link); a curvature of the wrong length is refused.
+        older, short = self.path("older.h5"), self.path("bad_curvature.h5")
+        for path in (older, short):
+            shutil.copy(ff, path)
+            with h5py.File(path, "r+") as f:
+                del f["formfactors/element_link_curvature"]
+                if path == short:
+                    f["formfactors/element_link_curvature"] = np.zeros(5)
+        out = self.path("older_b.h5")
+        self.rad_ok(["solve", "--formfactors", older, "--output", out, "--quiet"])
+        with h5py.File(out, "r") as f:
+            linear_b = f["radiosity/B"][:]
+        self.assertFalse(np.array_equal(linear_b, run_b))
+        self.assertLess(np.abs(linear_b - run_b).max(), 1e-2 * np.abs(run_b).max())
+        proc = run(["solve", "--formfactors", short, "--output", self.path("x.h5")], None, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertIn("element_link_curvature", program_stderr_lines(proc.stderr)[0])
+        self.assertFalse(os.path.exists(self.path("x.h5")))
         self.assertIn("CSR and far links", self.rad_ok(["info", ff]).stdout)
         self.assertIn("%d far links" % len(target), self.rad_ok(["info", ff]).stdout)
 
