@@ -160,8 +160,8 @@ double FarFieldBytes(const FarLinks &l, long long m) {
   const double nodes = double(l.tree->nodes.size());
   return nodes * (4 + 4 + 8 + 3 * 8) + double(l.tree->order.size()) * 4 + double(l.area.size()) * 8 +
          double(l.ptr.size()) * 8 + double(l.target.size()) * (4 + 4) +
-         double(e.ptr.size()) * 8 + double(e.target.size()) * (4 + 4 + 12 + 24) + double(e.rowPtr.size()) * 8 +
-         double(e.rowElement.size()) * (4 + 24) + double(e.element.size()) * kGatheredPerElement * 8 + double(m) * 3 * 8;
+         double(e.ptr.size()) * 8 + double(e.target.size()) * (4 + 4 + 8 + 12) + double(e.rowPtr.size()) * 8 +
+         double(e.rowElement.size()) * (4 + 16) + double(e.element.size()) * kGatheredPerElement * 8 + double(m) * 3 * 8;
 }
 
 template <typename T>

@@ -23,7 +23,7 @@ void WriteElementLinks(MPI_Comm comm, hid_t group, const FormFactorRows &f) {
   const size_t elements = forest.tree.nodes.size();
   std::vector<long long> count(elements, 0), mine;
   std::vector<int32_t> target;
-  std::vector<double> value, slope, curvature;
+  std::vector<double> value, gradient, curvature;
   for (size_t m = 0; m < e.element.size(); ++m) {
     if (!std::binary_search(f.rows.begin(), f.rows.end(), (long long)forest.FirstPatch(e.element[m]))) continue;
     mine.push_back(e.element[m]);
@@ -31,16 +31,16 @@ void WriteElementLinks(MPI_Comm comm, hid_t group, const FormFactorRows &f) {
     for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {
       target.push_back(e.target[size_t(k)]);
       value.push_back(e.value[size_t(k)]);
-      for (int a = 0; a < 3; ++a) slope.push_back(e.slope[3 * size_t(k) + size_t(a)]);
-      for (int a = 0; a < 6; ++a) curvature.push_back(e.curvature[6 * size_t(k) + size_t(a)]);
+      for (int a = 0; a < 2; ++a) gradient.push_back(e.gradient[2 * size_t(k) + size_t(a)]);
+      for (int a = 0; a < 3; ++a) curvature.push_back(e.curvature[3 * size_t(k) + size_t(a)]);
     }
   }
   RAD_MPI(MPI_Allreduce(MPI_IN_PLACE, count.data(), int(elements), MPI_LONG_LONG, MPI_SUM, comm));
-  std::vector<long long> ptr(elements + 1, 0), ptr3(elements + 1, 0), ptr6(elements + 1, 0);
+  std::vector<long long> ptr(elements + 1, 0), ptr2(elements + 1, 0), ptr3(elements + 1, 0);
   for (size_t k = 0; k < elements; ++k) {
     ptr[k + 1] = ptr[k] + count[k];
+    ptr2[k + 1] = 2 * ptr[k + 1];
     ptr3[k + 1] = 3 * ptr[k + 1];
-    ptr6[k + 1] = 6 * ptr[k + 1];
   }
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -48,12 +48,12 @@ void WriteElementLinks(MPI_Comm comm, hid_t group, const FormFactorRows &f) {
   Write1d(ptrSet, 0, rank == 0 ? (long long)ptr.size() : 0, ptr.data(), H5T_NATIVE_LLONG);
   H5Handle targetSet = Create1d(group, "element_link_target", H5T_STD_I32LE, ptr.back());
   H5Handle valueSet = Create1d(group, "element_link_value", H5T_IEEE_F64LE, ptr.back());
-  H5Handle slopeSet = Create1d(group, "element_link_slope", H5T_IEEE_F64LE, 3 * ptr.back());
-  H5Handle curvatureSet = Create1d(group, "element_link_curvature", H5T_IEEE_F64LE, 6 * ptr.back());
+  H5Handle gradientSet = Create1d(group, "element_link_gradient", H5T_IEEE_F64LE, 2 * ptr.back());
+  H5Handle curvatureSet = Create1d(group, "element_link_curvature", H5T_IEEE_F64LE, 3 * ptr.back());
   WriteRowRuns(targetSet, ptr, mine.data(), mine.size(), target.data(), H5T_NATIVE_INT32);
   WriteRowRuns(valueSet, ptr, mine.data(), mine.size(), value.data(), H5T_NATIVE_DOUBLE);
-  WriteRowRuns(slopeSet, ptr3, mine.data(), mine.size(), slope.data(), H5T_NATIVE_DOUBLE);
-  WriteRowRuns(curvatureSet, ptr6, mine.data(), mine.size(), curvature.data(), H5T_NATIVE_DOUBLE);
+  WriteRowRuns(gradientSet, ptr2, mine.data(), mine.size(), gradient.data(), H5T_NATIVE_DOUBLE);
+  WriteRowRuns(curvatureSet, ptr3, mine.data(), mine.size(), curvature.data(), H5T_NATIVE_DOUBLE);
   // The elements themselves, for readers without this program: each one's patches and centre.
   std::vector<int32_t> first(elements), patchCount(elements);
   std::vector<double> centre(3 * elements);
@@ -99,15 +99,16 @@ std::string ReadElementLinks(hid_t file, const std::string &path, const std::vec
     return "/formfactors/element_link_ptr has " + std::to_string(ptrLength) + " values, but this program builds " +
            std::to_string(elements) + " elements from its patches (a file from another version?)";
   const long long links = Length1d(file, path, "/formfactors/element_link_target");
+  // Files written before 2026-11-28 hold each link's gradient in x, y, z (element_link_slope) and no curvature:
+  // their links are linear, and the gradient is taken along the element's axes here.
+  const bool linear = Length1d(file, path, "/formfactors/element_link_gradient") < 0;
+  const char *gradientName = linear ? "/formfactors/element_link_slope" : "/formfactors/element_link_gradient";
+  const long long perLink = linear ? 3 : 2;
   if (links < 0 || Length1d(file, path, "/formfactors/element_link_value") != links ||
-      Length1d(file, path, "/formfactors/element_link_slope") != 3 * links)
-    return "/formfactors/element_link_target, element_link_value and element_link_slope (3 per link) must all be "
-           "there and agree in length";
-  // Files written before the links had a curvature have none: their links are linear.
-  const long long curvatureLength = Length1d(file, path, "/formfactors/element_link_curvature");
-  if (curvatureLength >= 0 && curvatureLength != 6 * links)
-    return "/formfactors/element_link_curvature has " + std::to_string(curvatureLength) + " values, not 6 per link (" +
-           std::to_string(6 * links) + ")";
+      Length1d(file, path, gradientName) != perLink * links ||
+      (!linear && Length1d(file, path, "/formfactors/element_link_curvature") != 3 * links))
+    return "/formfactors/element_link_target, element_link_value, element_link_gradient (2 per link) and "
+           "element_link_curvature (3 per link) must all be there and agree in length";
   std::vector<long long> ptr(static_cast<size_t>(ptrLength));
   {
     H5Handle dset(RAD_H5(H5Dopen2(file, "/formfactors/element_link_ptr", H5P_DEFAULT)));
@@ -123,44 +124,52 @@ std::string ReadElementLinks(hid_t file, const std::string &path, const std::vec
   std::vector<uint8_t> above(size_t(elements), 0);
   for (long long i : f.rows)
     for (int32_t e = forest->leafOf[size_t(i)]; e >= 0; e = forest->parent[size_t(e)]) above[size_t(e)] = 1;
-  std::vector<long long> held, ptr3(ptr.size()), ptr6(ptr.size());
+  std::vector<long long> held, ptrGradient(ptr.size()), ptr3(ptr.size());
   for (long long e = 0; e < elements; ++e)
     if (above[size_t(e)] && ptr[size_t(e) + 1] > ptr[size_t(e)]) held.push_back(e);
   for (size_t k = 0; k < ptr.size(); ++k) {
+    ptrGradient[k] = perLink * ptr[k];
     ptr3[k] = 3 * ptr[k];
-    ptr6[k] = 6 * ptr[k];
   }
   long long count = 0;
   for (long long e : held) count += ptr[size_t(e) + 1] - ptr[size_t(e)];
   std::vector<int32_t> target(static_cast<size_t>(count));
-  std::vector<double> value(static_cast<size_t>(count)), slope(3 * static_cast<size_t>(count)),
-      curvature(6 * static_cast<size_t>(count), 0.0);
+  std::vector<double> value(static_cast<size_t>(count)), gradient(size_t(perLink) * static_cast<size_t>(count)),
+      curvature(3 * static_cast<size_t>(count), 0.0);
   auto read = [&](const char *name, const std::vector<long long> &runs, void *data, hid_t type) {
     H5Handle dset(RAD_H5(H5Dopen2(file, name, H5P_DEFAULT)));
     ReadRowRuns(dset, runs, held.data(), held.size(), data, type);
   };
   read("/formfactors/element_link_target", ptr, target.data(), H5T_NATIVE_INT32);
   read("/formfactors/element_link_value", ptr, value.data(), H5T_NATIVE_DOUBLE);
-  read("/formfactors/element_link_slope", ptr3, slope.data(), H5T_NATIVE_DOUBLE);
-  if (curvatureLength >= 0) read("/formfactors/element_link_curvature", ptr6, curvature.data(), H5T_NATIVE_DOUBLE);
+  read(gradientName, ptrGradient, gradient.data(), H5T_NATIVE_DOUBLE);
+  if (!linear) read("/formfactors/element_link_curvature", ptr3, curvature.data(), H5T_NATIVE_DOUBLE);
   std::vector<std::vector<ElementLink>> perElement(static_cast<size_t>(elements));
   // Held in float (ElementLink): a value float cannot hold is refused, as one that is not finite.
   auto fits = [](double v) { return std::isfinite(v) && std::isfinite(float(v)); };
   size_t k = 0;
-  for (long long e : held)
+  for (long long e : held) {
+    Vec3 u, v;
+    ElementAxes(*forest, patches, int32_t(e), u, v);
     for (long long c = ptr[size_t(e)]; c < ptr[size_t(e) + 1]; ++c, ++k) {
-      const double *g = &slope[3 * k], *h = &curvature[6 * k];
-      bool finite = fits(value[k]);
-      for (int a = 0; a < 3; ++a) finite = finite && fits(g[a]);
-      for (int a = 0; a < 6; ++a) finite = finite && fits(h[a]);
+      const double *g = &gradient[size_t(perLink) * k], *h = &curvature[3 * k];
+      double along[2] = {g[0], g[1]};
+      if (linear) {
+        const Vec3 slope{g[0], g[1], g[2]};
+        along[0] = Dot(slope, u);
+        along[1] = Dot(slope, v);
+      }
+      bool finite = fits(value[k]) && fits(along[0]) && fits(along[1]);
+      for (int a = 0; a < 3; ++a) finite = finite && fits(h[a]);
       if (target[k] < 0 || target[k] >= treeNodes || !finite)
         return "/formfactors/element_link_*: link " + std::to_string(c) + " (element " + std::to_string(e) +
                ") names node " + std::to_string(target[k]) + " with value " + std::to_string(value[k]);
-      ElementLink link{target[k], float(value[k]), {}, {}};
-      for (int a = 0; a < 3; ++a) link.slope[a] = float(g[a]);
-      for (int a = 0; a < 6; ++a) link.curvature[a] = float(h[a]);
-      perElement[size_t(e)].push_back(link);
+      perElement[size_t(e)].push_back({target[k],
+                                       float(value[k]),
+                                       {float(along[0]), float(along[1])},
+                                       {float(h[0]), float(h[1]), float(h[2])}});
     }
+  }
   f.links.elements = HoldElementLinks(forest, perElement, f.rows, patches);
   return "";
 }

@@ -8,15 +8,17 @@
 //                                                 BuildElementForest makes of /patches, E its node count)
 //   /formfactors/element_link_target int32 [K]    a node of the patch tree
 //   /formfactors/element_link_value  float64 [K]  the link's estimate at the element's area-weighted centre
-//   /formfactors/element_link_slope  float64 [3K] its gradient along the element's plane (x, y, z per link)
-//   /formfactors/element_link_curvature float64 [6K] its second derivatives along the plane, a symmetric form
-//                                                 (xx, xy, xz, yy, yz, zz per link); absent in files written
-//                                                 before 2026-11-28, whose links are linear (read as 0)
+//   /formfactors/element_link_gradient  float64 [2K] its derivatives along the element's axes u, v
+//   /formfactors/element_link_curvature float64 [3K] its second derivatives uu, uv, vv
+//     (the axes: n the normal of the element's first patch, u = n x (1, 0, 0), or n x (0, 1, 0) when |n_x| >=
+//     0.9, normalised, and v = n x u; files written before 2026-11-28 hold element_link_slope [3K], the
+//     gradient in x, y, z, and no curvature: linear links, read as such)
 //   /formfactors/element_order int32 [N], element_first, element_count int32 [E], element_centre float64 [3E]:
 //                                    element e's patches are element_order[first, first + count), its centre the
 //                                    area-weighted mean of their centroids
 // with the attributes element_links (K) and forest_nodes (E): row i reads the links of every element that holds
-// its patch at its centroid, value + slope . d + d^T curvature d / 2 with d = centroid - element centre. Neither tree is stored: the same patches
+// its patch at its centroid, value + g_u d_u + g_v d_v + (c_uu d_u^2 + 2 c_uv d_u d_v + c_vv d_v^2) / 2 with
+// d = centroid - element centre, d_u = d . u and d_v = d . v. Neither tree is stored: the same patches
 // give the same trees, and the reader checks their sizes. B reaches row i through a link as the area-weighted
 // mean of B over the target's patches (far_links.h).
 #pragma once

@@ -116,8 +116,8 @@ void AddFarLinks(const SparseSystem &s, FormFactorRows &f) {
     for (uint32_t k = 0; k < 3; ++k) {
       e.target.push_back(int32_t(Unit(uint32_t(q), k, 8) * nodes));
       e.value.push_back(float(0.01 * Unit(uint32_t(q), k, 9)));
-      for (uint32_t a = 0; a < 3; ++a) e.slope.push_back(float(0.004 * (Unit(uint32_t(q), k + 8 * a, 10) - 0.5)));
-      for (uint32_t a = 0; a < 6; ++a)
+      for (uint32_t a = 0; a < 2; ++a) e.gradient.push_back(float(0.004 * (Unit(uint32_t(q), k + 8 * a, 10) - 0.5)));
+      for (uint32_t a = 0; a < 3; ++a)
         e.curvature.push_back(float(0.002 * (Unit(uint32_t(q), k + 8 * a, 12) - 0.5)));
     }
     e.ptr.push_back((long long)e.target.size());
@@ -129,7 +129,7 @@ void AddFarLinks(const SparseSystem &s, FormFactorRows &f) {
       const auto at = std::lower_bound(e.element.begin(), e.element.end(), node);
       e.rowElement.push_back(int32_t(at - e.element.begin()));
       const Vec3 centre = forest->tree.nodes[size_t(node)].areaCentroid, d = s.patches[i].centroid - centre;
-      e.rowOffset.insert(e.rowOffset.end(), {d.x, d.y, d.z});
+      e.rowOffset.insert(e.rowOffset.end(), {d.x + 0.5 * d.z, d.y - 0.25 * d.z});  // any two coordinates
     }
     e.rowPtr.push_back((long long)e.rowElement.size());
   }
@@ -137,8 +137,8 @@ void AddFarLinks(const SparseSystem &s, FormFactorRows &f) {
 
 // Row r's far field for channel c of b (n x 3), from the definition: each link's value times b at its patch or
 // the area-weighted mean of b over its node's patches; each element's links read at the row's centroid
-// (value + slope . d + d^T C d / 2, d its offset from the element's centre, C the symmetric matrix of the link's
-// six curvature values xx, xy, xz, yy, yz, zz) times their node's mean.
+// (value + g . d + d^T C d / 2, d its two offsets along the element's plane, g the link's gradient and C the
+// symmetric matrix of its curvature uu, uv, vv) times their node's mean.
 double FarFieldByDefinition(const FormFactorRows &f, size_t r, const std::vector<double> &b, int c) {
   const FarLinks &l = f.links;
   const size_t n = size_t(f.n);
@@ -160,14 +160,14 @@ double FarFieldByDefinition(const FormFactorRows &f, size_t r, const std::vector
   const ElementFarLinks &e = l.elements;
   for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {
     const size_t m = size_t(e.rowElement[size_t(q)]);
-    const double *d = &e.rowOffset[3 * size_t(q)];
+    const double *d = &e.rowOffset[2 * size_t(q)];
     for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {
-      const float *g = &e.slope[3 * size_t(k)], *h = &e.curvature[6 * size_t(k)];
-      const double matrix[3][3] = {{h[0], h[1], h[2]}, {h[1], h[3], h[4]}, {h[2], h[4], h[5]}};
+      const float *g = &e.gradient[2 * size_t(k)], *h = &e.curvature[3 * size_t(k)];
+      const double matrix[2][2] = {{h[0], h[1]}, {h[1], h[2]}};
       double read = e.value[size_t(k)];
-      for (int a = 0; a < 3; ++a) {
+      for (int a = 0; a < 2; ++a) {
         read += g[a] * d[a];
-        for (int b2 = 0; b2 < 3; ++b2) read += 0.5 * d[a] * matrix[a][b2] * d[b2];
+        for (int b2 = 0; b2 < 2; ++b2) read += 0.5 * d[a] * matrix[a][b2] * d[b2];
       }
       sum += read * mean(e.target[size_t(k)]);
     }

@@ -57,28 +57,25 @@ struct Walker {
     // The slope and curvature along the plane, by central differences at half the element's radius: along
     // each axis u and v, and along u + v for the mixed second derivative.
     const Vec3 centre = at.centroid;
-    const Vec3 u = Normalize(Cross(at.normal, std::fabs(at.normal[0]) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0}));
-    const Vec3 axes[3] = {u, Cross(at.normal, u), u + Cross(at.normal, u)};
+    Vec3 u, v;
+    ElementAxes(forest, patches, element, u, v);
+    const Vec3 axes[3] = {u, v, u + v};
     const double h = 0.5 * e.sphere.radius;
-    Vec3 slope{0, 0, 0};
-    double second[3];  // along u, v and u + v
+    double first[2], second[3];  // along u and v; and along u, v and u + v
     for (int a = 0; a < 3; ++a) {
       at.centroid = centre + axes[a] * h;
       const double ahead = OpenedClusterEstimate(tree, at, index, kOpening);
       at.centroid = centre - axes[a] * h;
       const double behind = OpenedClusterEstimate(tree, at, index, kOpening);
-      if (a < 2) slope = slope + axes[a] * ((ahead - behind) / (2 * h));
+      if (a < 2) first[a] = (ahead - behind) / (2 * h);
       second[a] = (ahead + behind - 2 * value) / (h * h);
     }
     const double uv = 0.5 * (second[2] - second[0] - second[1]);  // along u + v: uu + 2 uv + vv
-    const Vec3 v = axes[1];
-    // The curvature as a symmetric 3 x 3 form of the plane: uu u u^T + vv v v^T + uv (u v^T + v u^T).
-    auto form = [&](int a, int b) { return second[0] * u[a] * u[b] + second[1] * v[a] * v[b] + uv * (u[a] * v[b] + v[a] * u[b]); };
-    const double curvature[6] = {form(0, 0), form(0, 1), form(0, 2), form(1, 1), form(1, 2), form(2, 2)};
-    ElementLink link{index, float(value * seen.share), {}, {}};
-    for (int a = 0; a < 3; ++a) link.slope[a] = float(slope[a] * seen.share);
-    for (int a = 0; a < 6; ++a) link.curvature[a] = float(curvature[a] * seen.share);
-    links[size_t(element)].push_back(link);
+    links[size_t(element)].push_back({index,
+                                      float(value * seen.share),
+                                      {float(first[0] * seen.share), float(first[1] * seen.share)},
+                                      {float(second[0] * seen.share), float(uv * seen.share),
+                                       float(second[1] * seen.share)}});
     if (localRow[size_t(forest.FirstPatch(element))] >= 0) {
       ++linkCount.local();
       smoothLinkCount.local() += smooth;
@@ -132,6 +129,12 @@ struct Walker {
 
 }  // namespace
 
+void ElementAxes(const ElementForest &forest, const std::vector<Patch> &patches, int32_t element, Vec3 &u, Vec3 &v) {
+  const Vec3 n = patches[size_t(forest.FirstPatch(element))].normal;
+  u = Normalize(Cross(n, std::fabs(n[0]) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0}));
+  v = Cross(n, u);
+}
+
 ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &embree, const PatchTree &tree,
                          const ElementForest &forest, const std::vector<long long> &rows, double dropBelow,
                          uint64_t seed, FormFactorCounters &counters, bool showProgress) {
@@ -184,10 +187,13 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
     for (const ElementLink &l : links[e]) {
       held.target.push_back(l.target);
       held.value.push_back(l.value);
-      for (int a = 0; a < 3; ++a) held.slope.push_back(l.slope[a]);
-      for (int a = 0; a < 6; ++a) held.curvature.push_back(l.curvature[a]);
+      held.gradient.insert(held.gradient.end(), l.gradient, l.gradient + 2);
+      held.curvature.insert(held.curvature.end(), l.curvature, l.curvature + 3);
     }
     held.ptr.push_back((long long)held.target.size());
+    Vec3 u, v;
+    ElementAxes(f, patches, int32_t(e), u, v);
+    held.axes.insert(held.axes.end(), {u.x, u.y, u.z, v.x, v.y, v.z});
   }
   held.rowPtr.assign(1, 0);
   for (long long i : rows) {
@@ -196,7 +202,9 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
       if (index[size_t(e)] < 0) continue;
       held.rowElement.push_back(index[size_t(e)]);
       const Vec3 offset = x - f.tree.nodes[size_t(e)].areaCentroid;
-      for (int a = 0; a < 3; ++a) held.rowOffset.push_back(offset[a]);
+      const double *axes = &held.axes[6 * size_t(index[size_t(e)])];
+      held.rowOffset.push_back(offset.x * axes[0] + offset.y * axes[1] + offset.z * axes[2]);
+      held.rowOffset.push_back(offset.x * axes[3] + offset.y * axes[4] + offset.z * axes[5]);
     }
     held.rowPtr.push_back((long long)held.rowElement.size());
   }

@@ -24,16 +24,22 @@
 
 namespace rad {
 
-// In float, as held (ElementFarLinks): 44 bytes a link rather than 84 while the elements' walk holds them.
+// In float, as held (ElementFarLinks): 28 bytes a link rather than 48 while the elements' walk holds them.
 struct ElementLink {
-  int32_t target = 0;            // node of the patch tree
-  float value = 0;               // sum over the node of F from the element's centre (visible share included)
-  float slope[3] = {0, 0, 0};    // its gradient along the element's plane
-  // Its second derivatives along the plane, a symmetric form (xx, xy, xz, yy, yz, zz): the linear model alone
-  // missed the kernel's curvature across the element, 6.6e-4 of a row (summed without sign, 1.8e-4 with) in a
-  // closed room of 7776 patches; with it 3.1e-5 (4e-7), against the estimates at each patch.
-  float curvature[6] = {0, 0, 0, 0, 0, 0};
+  int32_t target = 0;              // node of the patch tree
+  float value = 0;                 // sum over the node of F from the element's centre (visible share included)
+  float gradient[2] = {0, 0};      // its derivatives along the element's axes u and v (ElementAxes)
+  // Its second derivatives uu, uv and vv: the linear model alone missed the kernel's curvature across the
+  // element, 6.6e-4 of a row (summed without sign, 1.8e-4 with) in a closed room of 7776 patches; with it
+  // 3.1e-5 (4e-7), against the estimates at each patch. Held along the plane rather than as a 3 x 3 form: half
+  // the bytes (a 58076-patch city's peak was 9 % higher with the form).
+  float curvature[3] = {0, 0, 0};
 };
+
+// The axes u, v of element `element`'s plane (its first patch's normal n: u is n x (1, 0, 0), or n x (0, 1, 0)
+// when n is near the x axis, normalised, and v = n x u): how its links' gradient and curvature and its rows'
+// offsets are held, and how readers of the file recover them (element_axes).
+void ElementAxes(const ElementForest &forest, const std::vector<Patch> &patches, int32_t element, Vec3 &u, Vec3 &v);
 
 struct ElementWalk {
   // Per element of the forest, the nodes it hands down, kept where a child is a single patch: that row's own

@@ -19,48 +19,45 @@ namespace rad {
 struct PatchTree;
 struct ElementForest;
 
-// How a row at offset d from an element's centre reads each of the element's links: the weights of the link's
-// value (1), slope (d) and curvature (xx, xy, xz, yy, yz, zz: d d^T / 2 on the diagonal, d_a d_b off it), so
-// that the row reads value + slope . d + d^T C d / 2.
-constexpr int kElementLinkTerms = 10;
+// How a row at offset (du, dv) from an element's centre, along the axes u and v of the element's plane, reads
+// each of the element's links: the weights of the link's value (1), gradient (du, dv) and curvature (uu, uv,
+// vv: du^2 / 2, du dv, dv^2 / 2), so that the row reads value + g . d + d^T C d / 2.
+constexpr int kElementLinkTerms = 6;
 RAD_HD RAD_INLINE void ElementLinkTerms(const double *d, double t[kElementLinkTerms]) {
   t[0] = 1;
   t[1] = d[0];
   t[2] = d[1];
-  t[3] = d[2];
-  t[4] = 0.5 * d[0] * d[0];
-  t[5] = d[0] * d[1];
-  t[6] = d[0] * d[2];
-  t[7] = 0.5 * d[1] * d[1];
-  t[8] = d[1] * d[2];
-  t[9] = 0.5 * d[2] * d[2];
+  t[3] = 0.5 * d[0] * d[0];
+  t[4] = d[0] * d[1];
+  t[5] = 0.5 * d[1] * d[1];
 }
 
 // Far links held by elements of the polygons (the hierarchical operator's receivers, element_links.h): every
-// row below an element reads the element's links at its own centroid, value + slope . offset + offset^T
-// curvature offset / 2 (ElementLinkTerms), so that a link is stored once for the element rather than once per
-// row.
+// row below an element reads the element's links at its own centroid, value + gradient . d + d^T curvature d / 2
+// for d its offset along the element's plane (ElementLinkTerms), so that a link is stored once for the element
+// rather than once per row.
 struct ElementFarLinks {
   std::shared_ptr<const ElementForest> forest;
   std::vector<int32_t> element;     // forest nodes with links above a row here, ascending
   std::vector<long long> ptr;       // element.size() + 1: element m's links are [ptr[m], ptr[m + 1])
   std::vector<int32_t> target;      // a node of FarLinks::tree
-  // Values and slopes in float, as the rows' links (FarLinks::value): estimates good to about 1e-3 of a row.
-  // Files hold them in float64. The offsets stay double: files do not hold them (they come from the patches'
-  // centroids), so a reader computes them as here.
+  // Values, gradients and curvatures in float, as the rows' links (FarLinks::value): estimates good to about
+  // 1e-3 of a row. Files hold them in float64. The offsets stay double: files do not hold them (they come from
+  // the patches' centroids), so a reader computes them as here.
   std::vector<float> value;         // the estimated sum of F over the target's patches at the element's centre
-  std::vector<float> slope;         // 3 per link: its gradient along the element's plane
-  std::vector<float> curvature;     // 6 per link: its second derivatives along the plane (xx, xy, xz, yy, yz, zz)
+  std::vector<float> gradient;      // 2 per link: its derivatives along the element's axes u and v
+  std::vector<float> curvature;     // 3 per link: its second derivatives uu, uv and vv
+  std::vector<double> axes;         // 6 per element held: its plane's u, then v (ElementAxes, element_links.h)
   std::vector<long long> rowPtr;    // per local row + 1: the row's elements are [rowPtr[r], rowPtr[r + 1])
   std::vector<int32_t> rowElement;  // index into `element`, from the row's leaf up
-  std::vector<double> rowOffset;    // 3 per (row, element): the row's centroid less the element's centre
+  std::vector<double> rowOffset;    // 2 per (row, element): the row's centroid less the element's centre, along u, v
   bool Empty() const { return element.empty(); }
   // Link k as the row's element q (an index into rowElement) reads it.
   double Read(size_t q, long long k) const {
     double t[kElementLinkTerms], read = 0;
-    ElementLinkTerms(&rowOffset[3 * q], t);
-    const float *g = &slope[3 * size_t(k)], *c = &curvature[6 * size_t(k)];
-    const double weights[kElementLinkTerms] = {value[size_t(k)], g[0], g[1], g[2], c[0], c[1], c[2], c[3], c[4], c[5]};
+    ElementLinkTerms(&rowOffset[2 * q], t);
+    const float *g = &gradient[2 * size_t(k)], *c = &curvature[3 * size_t(k)];
+    const double weights[kElementLinkTerms] = {value[size_t(k)], g[0], g[1], c[0], c[1], c[2]};
     for (int i = 0; i < kElementLinkTerms; ++i) read += weights[i] * t[i];
     return read;
   }

@@ -79,7 +79,7 @@ struct FarFieldView {
   long long elements = 0;
   const long long *elementPtr = nullptr;
   const int32_t *elementTarget = nullptr;
-  const float *elementValue = nullptr, *elementSlope = nullptr, *elementCurvature = nullptr;
+  const float *elementValue = nullptr, *elementGradient = nullptr, *elementCurvature = nullptr;
   const long long *rowElementPtr = nullptr;
   const int32_t *rowElement = nullptr;
   const double *rowOffset = nullptr;
@@ -101,17 +101,16 @@ RAD_HD RAD_INLINE double NodeMean(const FarFieldView &v, int32_t k, double weigh
 }
 
 // What element m's links gather from the node means (column-major, v.nodes x 3), for each channel c:
-// g[kElementLinkTerms c + i] the sum over its links of their term i (value, slope, curvature: ElementLinkTerms)
-// times the mean.
+// g[kElementLinkTerms c + i] the sum over its links of their term i (value, gradient, curvature:
+// ElementLinkTerms) times the mean.
 constexpr int kGatheredPerElement = 3 * kElementLinkTerms;
 RAD_HD RAD_INLINE void GatherElement(const FarFieldView &v, long long m, const double *means,
                                      double g[kGatheredPerElement]) {
   for (int i = 0; i < kGatheredPerElement; ++i) g[i] = 0;
   for (long long k = v.elementPtr[m]; k < v.elementPtr[m + 1]; ++k) {
     const int32_t t = v.elementTarget[k];
-    const float *s = v.elementSlope + 3 * k, *curvature = v.elementCurvature + 6 * k;
-    const double weights[kElementLinkTerms] = {v.elementValue[k], s[0], s[1], s[2], curvature[0],
-                                               curvature[1], curvature[2], curvature[3], curvature[4], curvature[5]};
+    const float *s = v.elementGradient + 2 * k, *curvature = v.elementCurvature + 3 * k;
+    const double weights[kElementLinkTerms] = {v.elementValue[k], s[0], s[1], curvature[0], curvature[1], curvature[2]};
     for (int c = 0; c < 3; ++c) {
       const double mean = means[t + c * (long long)v.nodes];
       for (int i = 0; i < kElementLinkTerms; ++i) g[kElementLinkTerms * c + i] += weights[i] * mean;
@@ -136,7 +135,7 @@ RAD_HD RAD_INLINE void AddRowFarField(const FarFieldView &v, long long r, const 
   for (long long q = v.rowElementPtr[r] + lane; q < v.rowElementPtr[r + 1]; q += stride) {
     const double *g = gathered + kGatheredPerElement * (long long)v.rowElement[q];
     double t[kElementLinkTerms];
-    ElementLinkTerms(v.rowOffset + 3 * q, t);
+    ElementLinkTerms(v.rowOffset + 2 * q, t);
     for (int c = 0; c < 3; ++c)
       for (int i = 0; i < kElementLinkTerms; ++i) acc[c] += g[kElementLinkTerms * c + i] * t[i];
   }
@@ -173,7 +172,7 @@ FarFieldView ViewFarField(const FarLinks &links, const FlatTreeNodes &nodes, Pla
   v.elementPtr = place(e.ptr);
   v.elementTarget = place(e.target);
   v.elementValue = place(e.value);
-  v.elementSlope = place(e.slope);
+  v.elementGradient = place(e.gradient);
   v.elementCurvature = place(e.curvature);
   v.rowElementPtr = place(e.rowPtr);
   v.rowElement = place(e.rowElement);

@@ -58,22 +58,31 @@ def dense_of(c, n):
 
 
 
-def element_far_field(group, centroids):
+def element_axes(normal):
+    """The axes u, v of an element's plane from its first patch's normal, as the file's readers take them."""
+    u = np.cross(normal, [1.0, 0.0, 0.0] if abs(normal[0]) < 0.9 else [0.0, 1.0, 0.0])
+    u /= np.linalg.norm(u)
+    return u, np.cross(normal, u)
+
+
+def element_far_field(group, centroids, normals):
     """Per patch, what the links of the elements holding it give its row: each element's patches
-    (element_order[first, first + count)) read value + slope . d + d^T C d / 2, d = centroid - element centre and C
-    the symmetric matrix of the link's curvature (xx, xy, xz, yy, yz, zz), summed over its links."""
+    (element_order[first, first + count)) read value + g . d + d^T C d / 2, d the offset of the centroid from the
+    element centre along the element's axes (element_axes), g the link's gradient and C the symmetric matrix of
+    its curvature (uu, uv, vv), summed over its links."""
     ptr = group["element_link_ptr"][:]
-    value, slope = group["element_link_value"][:], group["element_link_slope"][:].reshape(-1, 3)
-    curvature = group["element_link_curvature"][:].reshape(-1, 6)
-    full = curvature[:, [0, 1, 2, 1, 3, 4, 2, 4, 5]].reshape(-1, 3, 3)
+    value, gradient = group["element_link_value"][:], group["element_link_gradient"][:].reshape(-1, 2)
+    curvature = group["element_link_curvature"][:].reshape(-1, 3)
+    full = curvature[:, [0, 1, 1, 2]].reshape(-1, 2, 2)
     order, first, count = group["element_order"][:], group["element_first"][:], group["element_count"][:]
     centre = group["element_centre"][:].reshape(-1, 3)
     far = np.zeros(len(centroids))
     for e in np.nonzero(ptr[1:] > ptr[:-1])[0]:
         patches = order[first[e]:first[e] + count[e]]
         links = slice(ptr[e], ptr[e + 1])
-        d = centroids[patches] - centre[e]
-        far[patches] += (value[links].sum() + d @ slope[links].sum(0) +
+        u, v = element_axes(normals[order[first[e]]])
+        d = np.stack([(centroids[patches] - centre[e]) @ u, (centroids[patches] - centre[e]) @ v], axis=1)
+        far[patches] += (value[links].sum() + d @ gradient[links].sum(0) +
                          0.5 * np.einsum("pa,ab,pb->p", d, full[links].sum(0), d))
     return far
 
@@ -284,7 +293,7 @@ class SparseOperatorTest(CliTestCase):
             self.assertTrue(np.all(value > 0))
             data, indptr = g["data"][:], g["indptr"][:]
             # The elements' links: each element's patches read them at their centroids.
-            elements = element_far_field(g, f["patches/centroid"][:])
+            elements = element_far_field(g, f["patches/centroid"][:], f["patches/normal"][:])
             self.assertGreater(int(g.attrs["element_links"]), 0)
         near = np.array([data[indptr[i]:indptr[i + 1]].sum() for i in range(n)])
         far = np.array([value[ptr[i]:ptr[i + 1]].sum() for i in range(n)]) + elements
@@ -308,7 +317,8 @@ class SparseOperatorTest(CliTestCase):
                      "--save-formfactors", "--output-dir", saved, "--quiet"])
         with h5py.File(os.path.join(saved, "radiosity.h5"), "r") as f, h5py.File(ff, "r") as h:
             for key in ("indptr", "indices", "data", "link_ptr", "link_target", "link_value", "element_link_ptr",
-                        "element_link_target", "element_link_value", "element_link_slope", "element_link_curvature"):
+                        "element_link_target", "element_link_value", "element_link_gradient",
+                        "element_link_curvature"):
                 self.assertTrue(np.array_equal(f["formfactors"][key][:], h["formfactors"][key][:]), key)
             self.assertTrue(np.array_equal(f["radiosity/B"][:], run_b))
         # export spreads each far link over its target's patches by area: the matrix the solver uses.
@@ -349,15 +359,27 @@ class SparseOperatorTest(CliTestCase):
                 for w in words + ["bad_%s.h5" % name]:
                     self.assertIn(w, lines[0])
                 self.assertFalse(os.path.exists(self.path("x.h5")))
-        # A file from before the element links' curvature has none: solved with linear links, so B moves a little
-        # (the curvature is a small part of each link); a curvature of the wrong length is refused.
+        # A file from before the element links' curvature holds each gradient in x, y, z (element_link_slope) and
+        # no curvature: solved with linear links, so B moves a little (the curvature is a small part of each
+        # link); a curvature of the wrong length is refused.
         older, short = self.path("older.h5"), self.path("bad_curvature.h5")
         for path in (older, short):
             shutil.copy(ff, path)
             with h5py.File(path, "r+") as f:
-                del f["formfactors/element_link_curvature"]
+                g = f["formfactors"]
                 if path == short:
-                    f["formfactors/element_link_curvature"] = np.zeros(5)
+                    del g["element_link_curvature"]
+                    g["element_link_curvature"] = np.zeros(5)
+                    continue
+                ptr, gradient = g["element_link_ptr"][:], g["element_link_gradient"][:].reshape(-1, 2)
+                normals, order, first = f["patches/normal"][:], g["element_order"][:], g["element_first"][:]
+                slope = np.zeros((len(gradient), 3))
+                for e in np.nonzero(ptr[1:] > ptr[:-1])[0]:
+                    u, v = element_axes(normals[order[first[e]]])
+                    links = slice(ptr[e], ptr[e + 1])
+                    slope[links] = np.outer(gradient[links, 0], u) + np.outer(gradient[links, 1], v)
+                del g["element_link_gradient"], g["element_link_curvature"]
+                g["element_link_slope"] = slope.reshape(-1)
         out = self.path("older_b.h5")
         self.rad_ok(["solve", "--formfactors", older, "--output", out, "--quiet"])
         with h5py.File(out, "r") as f:
