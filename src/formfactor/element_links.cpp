@@ -191,9 +191,6 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
       held.curvature.insert(held.curvature.end(), l.curvature, l.curvature + 3);
     }
     held.ptr.push_back((long long)held.target.size());
-    Vec3 u, v;
-    ElementAxes(f, patches, int32_t(e), u, v);
-    held.axes.insert(held.axes.end(), {u.x, u.y, u.z, v.x, v.y, v.z});
   }
   held.rowPtr.assign(1, 0);
   for (long long i : rows) {
@@ -202,9 +199,10 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
       if (index[size_t(e)] < 0) continue;
       held.rowElement.push_back(index[size_t(e)]);
       const Vec3 offset = x - f.tree.nodes[size_t(e)].areaCentroid;
-      const double *axes = &held.axes[6 * size_t(index[size_t(e)])];
-      held.rowOffset.push_back(offset.x * axes[0] + offset.y * axes[1] + offset.z * axes[2]);
-      held.rowOffset.push_back(offset.x * axes[3] + offset.y * axes[4] + offset.z * axes[5]);
+      Vec3 u, v;
+      ElementAxes(f, patches, e, u, v);
+      held.rowOffset.push_back(Dot(offset, u));
+      held.rowOffset.push_back(Dot(offset, v));
     }
     held.rowPtr.push_back((long long)held.rowElement.size());
   }

@@ -47,10 +47,11 @@ struct ElementFarLinks {
   std::vector<float> value;         // the estimated sum of F over the target's patches at the element's centre
   std::vector<float> gradient;      // 2 per link: its derivatives along the element's axes u and v
   std::vector<float> curvature;     // 3 per link: its second derivatives uu, uv and vv
-  std::vector<double> axes;         // 6 per element held: its plane's u, then v (ElementAxes, element_links.h)
   std::vector<long long> rowPtr;    // per local row + 1: the row's elements are [rowPtr[r], rowPtr[r + 1])
   std::vector<int32_t> rowElement;  // index into `element`, from the row's leaf up
-  std::vector<double> rowOffset;    // 2 per (row, element): the row's centroid less the element's centre, along u, v
+  // 2 per (row, element): the row's centroid less the element's centre, along the element's axes u and v
+  // (ElementAxes, element_links.h).
+  std::vector<double> rowOffset;
   bool Empty() const { return element.empty(); }
   // Link k as the row's element q (an index into rowElement) reads it.
   double Read(size_t q, long long k) const {
