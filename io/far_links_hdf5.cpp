@@ -99,8 +99,8 @@ std::string ReadElementLinks(hid_t file, const std::string &path, const std::vec
     return "/formfactors/element_link_ptr has " + std::to_string(ptrLength) + " values, but this program builds " +
            std::to_string(elements) + " elements from its patches (a file from another version?)";
   const long long links = Length1d(file, path, "/formfactors/element_link_target");
-  // Files written before 2026-11-28 hold each link's gradient in x, y, z (element_link_slope) and no curvature:
-  // their links are linear, and the gradient is taken along the element's axes here.
+  // Files from versions before the curvature hold each link's gradient in x, y, z (element_link_slope) and no
+  // curvature: their links are linear, and the gradient is taken along the element's axes here.
   const bool linear = Length1d(file, path, "/formfactors/element_link_gradient") < 0;
   const char *gradientName = linear ? "/formfactors/element_link_slope" : "/formfactors/element_link_gradient";
   const long long perLink = linear ? 3 : 2;

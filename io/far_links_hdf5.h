@@ -11,8 +11,8 @@
 //   /formfactors/element_link_gradient  float64 [2K] its derivatives along the element's axes u, v
 //   /formfactors/element_link_curvature float64 [3K] its second derivatives uu, uv, vv
 //     (the axes: n the normal of the element's first patch, u = n x (1, 0, 0), or n x (0, 1, 0) when |n_x| >=
-//     0.9, normalised, and v = n x u; files written before 2026-11-28 hold element_link_slope [3K], the
-//     gradient in x, y, z, and no curvature: linear links, read as such)
+//     0.9, normalised, and v = n x u; files from versions before the curvature hold element_link_slope [3K],
+//     the gradient in x, y, z, and no curvature: linear links, read as such)
 //   /formfactors/element_order int32 [N], element_first, element_count int32 [E], element_centre float64 [3E]:
 //                                    element e's patches are element_order[first, first + count), its centre the
 //                                    area-weighted mean of their centroids
