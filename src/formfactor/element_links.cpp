@@ -174,8 +174,9 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
                                  const std::vector<Patch> &patches) {
   ElementFarLinks held;
   const ElementForest &f = *forest;
-  // The elements with links above the rows, ascending, numbered in `index`.
+  // The elements with links above the rows, ascending, numbered in `index`, with their plane's axes.
   std::vector<int32_t> index(f.tree.nodes.size(), -1);
+  std::vector<Vec3> axisU, axisV;
   for (long long i : rows)
     for (int32_t e = f.leafOf[size_t(i)]; e >= 0; e = f.parent[size_t(e)])
       if (!links[size_t(e)].empty()) index[size_t(e)] = 0;
@@ -191,18 +192,20 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
       held.curvature.insert(held.curvature.end(), l.curvature, l.curvature + 3);
     }
     held.ptr.push_back((long long)held.target.size());
+    axisU.emplace_back();
+    axisV.emplace_back();
+    ElementAxes(f, patches, int32_t(e), axisU.back(), axisV.back());
   }
   held.rowPtr.assign(1, 0);
   for (long long i : rows) {
     const Vec3 x = patches[size_t(i)].centroid;
     for (int32_t e = f.leafOf[size_t(i)]; e >= 0; e = f.parent[size_t(e)]) {
       if (index[size_t(e)] < 0) continue;
-      held.rowElement.push_back(index[size_t(e)]);
+      const size_t m = size_t(index[size_t(e)]);
+      held.rowElement.push_back(int32_t(m));
       const Vec3 offset = x - f.tree.nodes[size_t(e)].areaCentroid;
-      Vec3 u, v;
-      ElementAxes(f, patches, e, u, v);
-      held.rowOffset.push_back(Dot(offset, u));
-      held.rowOffset.push_back(Dot(offset, v));
+      held.rowOffset.push_back(Dot(offset, axisU[m]));
+      held.rowOffset.push_back(Dot(offset, axisV[m]));
     }
     held.rowPtr.push_back((long long)held.rowElement.size());
   }

@@ -32,6 +32,18 @@ RAD_HD RAD_INLINE void ElementLinkTerms(const double *d, double t[kElementLinkTe
   t[5] = 0.5 * d[1] * d[1];
 }
 
+// Link k's weights for those terms, from the arrays that hold them (ElementFarLinks's, on the host or a device):
+// its value, gradient (2 per link) and curvature (3 per link).
+RAD_HD RAD_INLINE void ElementLinkWeights(const float *value, const float *gradient, const float *curvature,
+                                          long long k, double w[kElementLinkTerms]) {
+  w[0] = value[k];
+  w[1] = gradient[2 * k];
+  w[2] = gradient[2 * k + 1];
+  w[3] = curvature[3 * k];
+  w[4] = curvature[3 * k + 1];
+  w[5] = curvature[3 * k + 2];
+}
+
 // Far links held by elements of the polygons (the hierarchical operator's receivers, element_links.h): every
 // row below an element reads the element's links at its own centroid, value + gradient . d + d^T curvature d / 2
 // for d its offset along the element's plane (ElementLinkTerms), so that a link is stored once for the element
@@ -55,10 +67,9 @@ struct ElementFarLinks {
   bool Empty() const { return element.empty(); }
   // Link k as the row's element q (an index into rowElement) reads it.
   double Read(size_t q, long long k) const {
-    double t[kElementLinkTerms], read = 0;
+    double t[kElementLinkTerms], weights[kElementLinkTerms], read = 0;
     ElementLinkTerms(&rowOffset[2 * q], t);
-    const float *g = &gradient[2 * size_t(k)], *c = &curvature[3 * size_t(k)];
-    const double weights[kElementLinkTerms] = {value[size_t(k)], g[0], g[1], c[0], c[1], c[2]};
+    ElementLinkWeights(value.data(), gradient.data(), curvature.data(), k, weights);
     for (int i = 0; i < kElementLinkTerms; ++i) read += weights[i] * t[i];
     return read;
   }

@@ -109,8 +109,8 @@ RAD_HD RAD_INLINE void GatherElement(const FarFieldView &v, long long m, const d
   for (int i = 0; i < kGatheredPerElement; ++i) g[i] = 0;
   for (long long k = v.elementPtr[m]; k < v.elementPtr[m + 1]; ++k) {
     const int32_t t = v.elementTarget[k];
-    const float *s = v.elementGradient + 2 * k, *curvature = v.elementCurvature + 3 * k;
-    const double weights[kElementLinkTerms] = {v.elementValue[k], s[0], s[1], curvature[0], curvature[1], curvature[2]};
+    double weights[kElementLinkTerms];
+    ElementLinkWeights(v.elementValue, v.elementGradient, v.elementCurvature, k, weights);
     for (int c = 0; c < 3; ++c) {
       const double mean = means[t + c * (long long)v.nodes];
       for (int i = 0; i < kElementLinkTerms; ++i) g[kElementLinkTerms * c + i] += weights[i] * mean;
