@@ -40,17 +40,33 @@ struct Walker {
 
   bool HasRow(const PatchTreeNode &e) const { return before[size_t(e.first + e.count)] > before[size_t(e.first)]; }
 
+  // Whether the rays between element `e` and `node` agree, on kUnanimousRaysPerTolerance facing rays for each
+  // tolerance of the link's estimate `value` (far_field.h). Rays whose points do not face each other, where a
+  // patch pair straddles a plane, are not traced: the rays are asked for again, more in proportion, and a
+  // verdict still short of them at kMaxRaysPerSample is none (not unanimous: the rows below decide).
+  VisibleShareResult UnanimousShare(const PatchTreeNode &e, const PatchTreeNode &node, double value, bool smooth) {
+    const EmbreeShadowRays occluded{embree};
+    const double needed = kUnanimousRaysPerTolerance * std::max(0.0, value) / dropBelow;
+    double wanted = std::max(needed, FarLinkRays(smooth, value, dropBelow));
+    uint32_t facingBefore = 0;
+    for (;;) {
+      uint32_t traced = 0;
+      const VisibleShareResult seen = VisibleShare(patches, forest.tree.order.data() + e.first, e.count, tree, node,
+                                                   seed, occluded, traced, wanted, true);
+      counters.local().AddFarLinkRays(traced, smooth);
+      if (!seen.unanimous || double(seen.facing) >= needed) return seen;
+      if (seen.facing <= facingBefore) return {0, false, seen.facing};  // kMaxRaysPerSample reached
+      facingBefore = seen.facing;
+      wanted = std::max(2 * wanted, std::ceil(wanted * needed / std::max(1.0, double(seen.facing))));
+    }
+  }
+
   // Node `index` for `element`: linked (true), or hidden from all of it (true, nothing to link); false: hand it
   // down.
   bool Link(int32_t element, const PatchTreeNode &e, int32_t index, bool smooth) {
     Patch at = forest.Receiver(patches, element);
     const double value = OpenedClusterEstimate(tree, at, index, kOpening);
-    const EmbreeShadowRays occluded{embree};
-    uint32_t traced = 0;
-    const VisibleShareResult seen =
-        VisibleShare(patches, forest.tree.order.data() + e.first, e.count, tree, tree.nodes[size_t(index)], seed,
-                     occluded, traced, FarLinkRays(smooth, value, dropBelow), true);
-    counters.local().AddFarLinkRays(traced, smooth);
+    const VisibleShareResult seen = UnanimousShare(e, tree.nodes[size_t(index)], value, smooth);
     if (!seen.unanimous) return false;
     if (seen.share == 0) return true;
     if (!(value > 0)) return false;  // seen but nothing facing the centre: the patches may differ, let them decide

@@ -66,14 +66,15 @@ inline bool EstimatedWhole(const Patch &i, const PatchSphere &a, const PatchTree
 // (12 x 12 city), for 3 % more time.
 constexpr double kSmoothCurvature = 4;
 // Such a link carries more than the tolerance, so a shadow that hides a little of it matters: its shadow rays
-// grow with what it carries, kSmoothRaysPerTolerance for each tolerance of its estimate (a hidden share
-// carrying the tolerance goes unseen by all of them with probability e^-20; an element needs them to agree),
-// up to kMaxRaysPerSample for each of the kNodeVisibilitySamples samples. Measured with the receiver's radius
-// alone in SmoothLink (B against the dense B, and the run's time): 12 x 12 city 3.7e-4 in 16.4 s at 10 per tolerance, 2.9e-4 in 18.6 s at 20; 16 x 16
-// city (N = 26284) 5.6e-4 in 35.2 s and 4.5e-4 in 41.1 s. Counting the rays from NodeSumBound instead
-// (larger than the estimate) cost more for less: 4.8e-4 in 46.9 s on the 16 x 16 city at 10 per tolerance;
-// spreading them over more samples (patches of the node), 2 rays each, did worse than more rays per sample.
-constexpr double kSmoothRaysPerTolerance = 20;
+// grow with what it carries, kSmoothRaysPerTolerance for each tolerance of its estimate, spread over the
+// samples whose patches face each other (VisibleShare), up to kMaxRaysPerSample each. Until 2026-11-28 they
+// were 20 per tolerance spread over 32 samples whatever the node's size, so a node of 7 patches took a fifth
+// of them and a node of 64 all; counted over the facing samples, 10 per tolerance did as well as 20 on a
+// 12 x 12 city (N = 15020, rays, `run`): operator check 1.3e-4 and 1.6e-4 per row, B 1.57e-4 and 1.50e-4 from
+// the dense B, 3.0e8 and 4.0e8 far-link rays. (Measured before, with the 32 samples: B 3.7e-4 at 10 and
+// 2.9e-4 at 20 on that city; counting the rays from NodeSumBound instead of the estimate cost more for less;
+// spreading them over more samples, 2 rays each, did worse than more rays per sample.)
+constexpr double kSmoothRaysPerTolerance = 10;
 constexpr uint32_t kMaxRaysPerSample = 64;
 
 // Whether the link from a receiver (a row's patch, or an element's stand-in) inside sphere `a` to `node` is
@@ -85,16 +86,27 @@ inline bool SmoothLink(const Patch &receiver, const PatchSphere &a, const PatchT
   return 2 * kSmoothCurvature * spread * spread * NodeSumBound(receiver, a, node) <= tolerance;
 }
 
-// The shadow rays per visibility sample of a far link whose estimate is `estimate`.
-inline uint32_t FarLinkRays(bool smooth, double estimate, double tolerance) {
-  if (!smooth) return kNodeVisibilityRays;
-  const double rays = std::ceil(kSmoothRaysPerTolerance * estimate / tolerance / kNodeVisibilitySamples);
-  return uint32_t(std::min(double(kMaxRaysPerSample), std::max(double(kNodeVisibilityRays), rays)));
+// The shadow rays a far link whose estimate is `estimate` asks of VisibleShare in all (beyond
+// kNodeVisibilityRays per sample).
+inline double FarLinkRays(bool smooth, double estimate, double tolerance) {
+  return smooth ? kSmoothRaysPerTolerance * estimate / tolerance : 0.0;
 }
+
+// An element's link needs all its rays to agree (element_links.cpp): seen whole, it carries its estimate; hidden
+// whole, nothing. A hidden share h goes unseen by n rays with probability (1 - h)^n, so n agreeing rays leave
+// an expected error of at most estimate / (e n) (at h = 1 / (n + 1)), and the same for a visible share called
+// hidden: the verdict takes kUnanimousRaysPerTolerance rays that face (weight > 0) for each tolerance of the
+// estimate, so that a link errs by at most 1/54 of the tolerance on average. With 2 rays for each of at most
+// 32 samples, a node of 7 patches seen from an element of 2 took 14 rays, 4 of which faced: on a 4 x 4 city
+// (N = 1996, exact visibility, 128 rows checked against the exact rows) the elements' links read 8.5e-5 of a
+// row above the exact sum on average, links 16 % and 43 % hidden taken as seen whole, while their estimates
+// of the unoccluded sum were right to 1e-6; with this rule 2.6e-5.
+constexpr double kUnanimousRaysPerTolerance = 20;
 
 struct VisibleShareResult {
   double share = 1;        // kernel-weighted; 1 when no sample pair faces
   bool unanimous = true;   // every ray traced was visible, or every one hidden
+  uint32_t facing = 0;     // rays traced (those whose points faced each other)
 };
 
 // Asks for the cache lines of what the walks read of a patch (its corners to its area): for patches that lie
@@ -104,24 +116,35 @@ inline void PrefetchPatch(const Patch &p) { Prefetch(&p, offsetof(Patch, face));
 // The visible share of tree node `node` from the receivers receiver[0, count) (one patch, or an element's):
 // kNodeVisibilitySamples pairs of a receiver and a patch of the node, both spread along their ranges (which
 // follow the trees' splits; the node's taken in a stride prime to the sample count, so that near receivers are
-// not paired with near patches only), each weighted by its point kernel, with `raysPerSample` shadow rays each
-// (a pair's rays, PairRays, visibility.h). The samples' rays are traced together, as packets of the tracer's
-// width (EmbreeShadowRays: 16), whatever pair they belong to: a link's rays start on one receiver and end in one
-// node, coherent enough, and most links take 2 rays per sample, which traced pair by pair left a packet
-// nearly empty. Each sample's rays are summed in their order, so the share does not depend on the packets.
+// not paired with near patches only), each weighted by its point kernel, with kNodeVisibilityRays shadow rays
+// each (a pair's rays, PairRays, visibility.h), or more where `raysWanted` in all asks for them: spread over
+// the samples whose patches face each other (the others trace none), up to kMaxRaysPerSample each. The
+// samples' rays are traced together, as packets of the tracer's width (EmbreeShadowRays: 16), whatever pair
+// they belong to: a link's rays start on one receiver and end in one node, coherent enough, and most links
+// take 2 rays per sample, which traced pair by pair left a packet nearly empty. Each sample's rays are summed in their order, so the share does not depend on the packets.
 // `unanimousOnly`: the caller needs the rays to agree, so tracing stops at the first sample that shows them
 // disagree (then share 0, not unanimous); a unanimous answer is the same either way.
 template <typename Occluded>
 VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t *receiver, int32_t count,
                                 const PatchTree &tree, const PatchTreeNode &node, uint64_t seed,
-                                const Occluded &occluded, uint32_t &traced,
-                                uint32_t raysPerSample = kNodeVisibilityRays, bool unanimousOnly = false) {
+                                const Occluded &occluded, uint32_t &traced, double raysWanted = 0,
+                                bool unanimousOnly = false) {
   constexpr int kPacket = RaysAtOnce<Occluded>::value;
+  const uint32_t tracedBefore = traced;
   const int32_t samples = std::min<int32_t>(kNodeVisibilitySamples, std::max(count, node.count));
   auto sampled = [&](int32_t q) { return tree.order[size_t(node.first + (q * 37 % samples) * node.count / samples)]; };
+  auto receiverOf = [&](int32_t q) { return receiver[q * count / samples]; };
   for (int32_t q = 0; q < samples; ++q) PrefetchPatch(patches[size_t(sampled(q))]);  // the node's, scattered
   VisibleSums sums[kNodeVisibilitySamples];
   double kernel[kNodeVisibilitySamples] = {};
+  int32_t facingSamples = 0;
+  for (int32_t q = 0; q < samples; ++q) {
+    kernel[q] = PatchEstimate(patches[size_t(receiverOf(q))], patches[size_t(sampled(q))]);
+    facingSamples += kernel[q] > 0;
+  }
+  const uint32_t raysPerSample = uint32_t(std::min(
+      double(kMaxRaysPerSample),
+      std::max(double(kNodeVisibilityRays), std::ceil(raysWanted / std::max<int32_t>(1, facingSamples)))));
   bool anyVisible = false, anyHidden = false;
   Vec3 from[kPacket], to[kPacket];
   double weight[kPacket];
@@ -140,29 +163,28 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
     return !(unanimousOnly && anyVisible && anyHidden);
   };
   for (int32_t q = 0; q < samples; ++q) {
-    const int32_t i = receiver[q * count / samples];
+    if (kernel[q] <= 0) continue;
+    const int32_t i = receiverOf(q);
     const int32_t j = sampled(q);
     const Patch &pi = patches[size_t(i)], &pj = patches[size_t(j)];
-    kernel[q] = PatchEstimate(pi, pj);
-    if (kernel[q] <= 0) continue;
     const PairRays rays(pi, pj, uint32_t(i), uint32_t(j), seed, raysPerSample);
     for (uint32_t k = 0; k < raysPerSample; ++k) {
       if (!rays.At(k, from[filled], to[filled], weight[filled])) continue;
       owner[filled++] = q;
-      if (filled == kPacket && !trace()) return {0, false};
+      if (filled == kPacket && !trace()) return {0, false, traced - tracedBefore};
     }
     // Rays that must agree are traced sample by sample, so that a disagreement stops them as soon as it shows
     // (the elements' walk: 13 % more rays on a 12 x 12 city when packets spanned samples).
-    if (unanimousOnly && filled > 0 && !trace()) return {0, false};
+    if (unanimousOnly && filled > 0 && !trace()) return {0, false, traced - tracedBefore};
   }
-  if (filled > 0 && !trace()) return {0, false};
+  if (filled > 0 && !trace()) return {0, false, traced - tracedBefore};
   double total = 0, visible = 0;
   for (int32_t q = 0; q < samples; ++q)
     if (kernel[q] > 0) {
       total += kernel[q];
       visible += kernel[q] * sums[q].Fraction();
     }
-  return {total > 0 ? visible / total : 1.0, !(anyVisible && anyHidden)};
+  return {total > 0 ? visible / total : 1.0, !(anyVisible && anyHidden), traced - tracedBefore};
 }
 
 }  // namespace rad
