@@ -87,6 +87,13 @@ struct Walker {
       second[a] = (ahead + behind - 2 * value) / (h * h);
     }
     const double uv = 0.5 * (second[2] - second[0] - second[1]);  // along u + v: uu + 2 uv + vv
+    // A row reads value + g . d + d^T C d / 2 at its offset d, within `reach` of the centre. Where that could go
+    // below 0 (a node near the element's plane, seen at grazing angles, where the kernel falls to 0 across the
+    // element) the model does not hold: the rows below take the node themselves.
+    const double reach = e.sphere.radius + Length(e.sphere.center - centre);
+    const double lowestCurvature = 0.5 * (second[0] + second[1]) - std::hypot(0.5 * (second[0] - second[1]), uv);
+    if (value - std::hypot(first[0], first[1]) * reach + 0.5 * std::min(0.0, lowestCurvature) * reach * reach < 0)
+      return false;
     links[size_t(element)].push_back({index,
                                       float(value * seen.share),
                                       {float(first[0] * seen.share), float(first[1] * seen.share)},
