@@ -811,7 +811,7 @@ TEST(SparseOperator, NoRowReadsAnElementLinkBelowZero) {
   // F >= 0, so where that model could go below 0 on the element (a node near the element's plane, seen at
   // grazing angles) the element hands the node down. In a room with floating cubes whose faces see each other
   // at grazing angles every read is then >= 0 (without the rule, measured: 306 of 445245 reads below 0, down
-  // to -2.5e-5; 1.2 % more element links), and the rows still sum to 1 within the tolerance.
+  // to -2.5e-5; 1.2 % more element links), and the rows still sum to 1 within about the tolerance.
   std::vector<std::vector<Vec3>> polygons;
   AddBox(polygons, {0, 0, 0}, {6, 3, 6}, true);
   for (int a = 0; a < 3; ++a)  // floating cubes, their tops and bottoms at nearly the same heights
@@ -845,7 +845,9 @@ TEST(SparseOperator, NoRowReadsAnElementLinkBelowZero) {
               "%.3g); mean |row sum - 1| %.3g\n", f.RowCount(), kTolerance, counters.elementLinks, reads, negative,
               lowest, rowError);
   EXPECT_EQ(negative, 0);
-  EXPECT_LT(rowError, 2 * kTolerance);  // 4.8e-4 with and without the rule: the far links' sampled visibility
+  // The far links' sampled visibility: 2.9e-4 with every link's rays in proportion to what it carries, 4.8e-4
+  // (with and without the rule) when only smooth links' were and a single patch's link took one ray.
+  EXPECT_LT(rowError, 1.2 * kTolerance);
 }
 
 TEST(SparseOperator, ElementsTakeTheFarLinksOfTheirRowsOnceForAll) {

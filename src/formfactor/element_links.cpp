@@ -47,7 +47,7 @@ struct Walker {
   VisibleShareResult UnanimousShare(const PatchTreeNode &e, const PatchTreeNode &node, double value, bool smooth) {
     const EmbreeShadowRays occluded{embree};
     const double needed = kUnanimousRaysPerTolerance * std::max(0.0, value) / dropBelow;
-    double wanted = std::max(needed, FarLinkRays(smooth, value, dropBelow));
+    double wanted = std::max(needed, FarLinkRays(value, dropBelow));
     uint32_t facingBefore = 0;
     for (;;) {
       uint32_t traced = 0;

@@ -65,16 +65,20 @@ inline bool EstimatedWhole(const Patch &i, const PatchSphere &a, const PatchTree
 // finely enough for their own error to stay within the other half of the tolerance changed B by 1 % of that
 // (12 x 12 city), for 3 % more time.
 constexpr double kSmoothCurvature = 4;
-// Such a link carries more than the tolerance, so a shadow that hides a little of it matters: its shadow rays
-// grow with what it carries, kSmoothRaysPerTolerance for each tolerance of its estimate, spread over the
-// samples whose patches face each other (VisibleShare), up to kMaxRaysPerSample each. Until 2026-11-28 they
-// were 20 per tolerance spread over 32 samples whatever the node's size, so a node of 7 patches took a fifth
-// of them and a node of 64 all; counted over the facing samples, 10 per tolerance did as well as 20 on a
-// 12 x 12 city (N = 15020, rays, `run`): operator check 1.3e-4 and 1.6e-4 per row, B 1.57e-4 and 1.50e-4 from
-// the dense B, 3.0e8 and 4.0e8 far-link rays. (Measured before, with the 32 samples: B 3.7e-4 at 10 and
-// 2.9e-4 at 20 on that city; counting the rays from NodeSumBound instead of the estimate cost more for less;
-// spreading them over more samples, 2 rays each, did worse than more rays per sample.)
-constexpr double kSmoothRaysPerTolerance = 10;
+// What a far link carries is multiplied by the share of it its shadow rays see, so a shadow that hides a little
+// of a large link matters: every far link's rays grow with what it carries, kRaysPerTolerance for each tolerance
+// of its estimate, spread over the samples whose patches face each other (VisibleShare), at least
+// kNodeVisibilityRays each and up to kMaxRaysPerSample; a single patch's link takes that many of the pair's own
+// rays (at least one). On a closed room with floating cubes, where every row sums to 1, rays in proportion
+// for every link took the rows' own links' error from 3.3e-4 to 1.6e-4 per row at 20 per tolerance (twice the
+// rays), where more rays for the nodes alone, or for the single patches alone (one ray between the centroids
+// before), did little: both were as noisy. Until 2026-11-28 only smooth links took more than 2 rays per
+// sample, 20 per tolerance spread over 32 samples whatever the node's size (a node of 7 patches took a fifth of
+// them). On a 12 x 12 city (N = 15020, rays, `run`): B 1.57e-4 from the dense B with smooth links at 10 per
+// tolerance over the facing samples, 1.07e-4 with every link at 10 and 8.9e-5 at 20, in 13 % and 64 % more
+// rays. (Measured before, with the 32 samples: B 3.7e-4 at 10 and 2.9e-4 at 20 on that city; counting the
+// rays from NodeSumBound instead of the estimate cost more for less.)
+constexpr double kRaysPerTolerance = 10;
 constexpr uint32_t kMaxRaysPerSample = 64;
 
 // Whether the link from a receiver (a row's patch, or an element's stand-in) inside sphere `a` to `node` is
@@ -86,10 +90,12 @@ inline bool SmoothLink(const Patch &receiver, const PatchSphere &a, const PatchT
   return 2 * kSmoothCurvature * spread * spread * NodeSumBound(receiver, a, node) <= tolerance;
 }
 
-// The shadow rays a far link whose estimate is `estimate` asks of VisibleShare in all (beyond
-// kNodeVisibilityRays per sample).
-inline double FarLinkRays(bool smooth, double estimate, double tolerance) {
-  return smooth ? kSmoothRaysPerTolerance * estimate / tolerance : 0.0;
+// The shadow rays a far link whose estimate is `estimate` asks for in all.
+inline double FarLinkRays(double estimate, double tolerance) { return kRaysPerTolerance * estimate / tolerance; }
+
+// The shadow rays of a single patch's far link (VisibleFraction, visibility.h).
+inline uint32_t FarPatchRays(double estimate, double tolerance) {
+  return uint32_t(std::min(double(kMaxRaysPerSample), std::max(1.0, std::ceil(FarLinkRays(estimate, tolerance)))));
 }
 
 // An element's link needs all its rays to agree (element_links.cpp): seen whole, it carries its estimate; hidden

@@ -453,7 +453,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             const double value =
                 estimate *
                 VisibleShare(g.patches, &i, 1, tree, node, options.seed, occluded, traced,
-                             FarLinkRays(smooth, estimate, dropBelow)).share;
+                             FarLinkRays(estimate, dropBelow)).share;
             perThread.local().AddFarLinkRays(traced, smooth);
             if (farLinks) {
               if (value > 0) {
@@ -466,12 +466,18 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
           }
           ++s.nodesSkipped;
         };
-        auto skipPatch = [&](int32_t j) {  // with one shadow ray between the centroids: a ray costs little
+        auto skipPatch = [&](int32_t j) {  // the pair's estimate times its visible fraction (FarPatchRays rays)
           const Patch &pj = g.patches[size_t(j)];
           const double estimate = PatchEstimate(pi, pj);
-          if (estimate > 0 && !occluded(pi.centroid, pj.centroid)) {
-            if (farLinks) link(-(j + 1), estimate);
-            else dropped[r] += estimate;
+          if (estimate > 0) {
+            uint32_t traced = 0;
+            const double value = estimate * VisibleFraction(pi, pj, uint32_t(i), uint32_t(j), options.seed,
+                                                            FarPatchRays(estimate, dropBelow), occluded, traced);
+            perThread.local().AddFarLinkRays(traced, false);
+            if (value > 0) {
+              if (farLinks) link(-(j + 1), value);
+              else dropped[r] += value;
+            }
           }
           ++s.patchesSkipped;
         };
