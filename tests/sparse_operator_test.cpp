@@ -740,7 +740,6 @@ TEST(SparseOperator, AFarLinkTracesTheRaysItAsksForWhateverTheNodesSize) {
         anyFacing = anyFacing || PatchEstimate(g.patches[size_t(i)], g.patches[size_t(tree.order[size_t(q)])]) > 0;
       uint32_t traced = 0;
       const VisibleShareResult seen = VisibleShare(g.patches, &i, 1, tree, node, 1, occluded, traced, kWanted);
-      ASSERT_EQ(seen.facing, traced);
       if (!anyFacing) {
         EXPECT_EQ(traced, 0u) << "node " << k;
         ++facingAway;

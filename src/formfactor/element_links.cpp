@@ -48,16 +48,16 @@ struct Walker {
     const EmbreeShadowRays occluded{embree};
     const double needed = kUnanimousRaysPerTolerance * std::max(0.0, value) / dropBelow;
     double wanted = std::max(needed, FarLinkRays(value, dropBelow));
-    uint32_t facingBefore = 0;
+    uint32_t tracedBefore = 0;
     for (;;) {
-      uint32_t traced = 0;
+      uint32_t traced = 0;  // rays that faced
       const VisibleShareResult seen = VisibleShare(patches, forest.tree.order.data() + e.first, e.count, tree, node,
                                                    seed, occluded, traced, wanted, true);
       counters.local().AddFarLinkRays(traced, smooth);
-      if (!seen.unanimous || double(seen.facing) >= needed) return seen;
-      if (seen.facing <= facingBefore) return {0, false, seen.facing};  // kMaxRaysPerSample reached
-      facingBefore = seen.facing;
-      wanted = std::max(2 * wanted, std::ceil(wanted * needed / std::max(1.0, double(seen.facing))));
+      if (!seen.unanimous || double(traced) >= needed) return seen;
+      if (traced <= tracedBefore) return {0, false};  // kMaxRaysPerSample reached
+      tracedBefore = traced;
+      wanted = std::max(2 * wanted, std::ceil(wanted * needed / std::max(1.0, double(traced))));
     }
   }
 

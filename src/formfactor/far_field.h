@@ -93,9 +93,14 @@ inline bool SmoothLink(const Patch &receiver, const PatchSphere &a, const PatchT
 // The shadow rays a far link whose estimate is `estimate` asks for in all.
 inline double FarLinkRays(double estimate, double tolerance) { return kRaysPerTolerance * estimate / tolerance; }
 
+// `wanted` rays for one patch pair, rounded up, at least `least` and at most kMaxRaysPerSample.
+inline uint32_t PairRayCount(double wanted, uint32_t least) {
+  return uint32_t(std::min(double(kMaxRaysPerSample), std::max(double(least), std::ceil(wanted))));
+}
+
 // The shadow rays of a single patch's far link (VisibleFraction, visibility.h).
 inline uint32_t FarPatchRays(double estimate, double tolerance) {
-  return uint32_t(std::min(double(kMaxRaysPerSample), std::max(1.0, std::ceil(FarLinkRays(estimate, tolerance)))));
+  return PairRayCount(FarLinkRays(estimate, tolerance), 1);
 }
 
 // An element's link needs all its rays to agree (element_links.cpp): seen whole, it carries its estimate; hidden
@@ -112,7 +117,6 @@ constexpr double kUnanimousRaysPerTolerance = 20;
 struct VisibleShareResult {
   double share = 1;        // kernel-weighted; 1 when no sample pair faces
   bool unanimous = true;   // every ray traced was visible, or every one hidden
-  uint32_t facing = 0;     // rays traced (those whose points faced each other)
 };
 
 // Asks for the cache lines of what the walks read of a patch (its corners to its area): for patches that lie
@@ -127,7 +131,9 @@ inline void PrefetchPatch(const Patch &p) { Prefetch(&p, offsetof(Patch, face));
 // the samples whose patches face each other (the others trace none), up to kMaxRaysPerSample each. The
 // samples' rays are traced together, as packets of the tracer's width (EmbreeShadowRays: 16), whatever pair
 // they belong to: a link's rays start on one receiver and end in one node, coherent enough, and most links
-// take 2 rays per sample, which traced pair by pair left a packet nearly empty. Each sample's rays are summed in their order, so the share does not depend on the packets.
+// take 2 rays per sample, which traced pair by pair left a packet nearly empty. Each sample's rays are summed
+// in their order, so the share does not depend on the packets. `traced` counts the rays traced (those whose
+// points face each other).
 // `unanimousOnly`: the caller needs the rays to agree, so tracing stops at the first sample that shows them
 // disagree (then share 0, not unanimous); a unanimous answer is the same either way.
 template <typename Occluded>
@@ -136,7 +142,6 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
                                 const Occluded &occluded, uint32_t &traced, double raysWanted = 0,
                                 bool unanimousOnly = false) {
   constexpr int kPacket = RaysAtOnce<Occluded>::value;
-  const uint32_t tracedBefore = traced;
   const int32_t samples = std::min<int32_t>(kNodeVisibilitySamples, std::max(count, node.count));
   auto sampled = [&](int32_t q) { return tree.order[size_t(node.first + (q * 37 % samples) * node.count / samples)]; };
   auto receiverOf = [&](int32_t q) { return receiver[q * count / samples]; };
@@ -148,9 +153,7 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
     kernel[q] = PatchEstimate(patches[size_t(receiverOf(q))], patches[size_t(sampled(q))]);
     facingSamples += kernel[q] > 0;
   }
-  const uint32_t raysPerSample = uint32_t(std::min(
-      double(kMaxRaysPerSample),
-      std::max(double(kNodeVisibilityRays), std::ceil(raysWanted / std::max<int32_t>(1, facingSamples)))));
+  const uint32_t raysPerSample = PairRayCount(raysWanted / std::max<int32_t>(1, facingSamples), kNodeVisibilityRays);
   bool anyVisible = false, anyHidden = false;
   Vec3 from[kPacket], to[kPacket];
   double weight[kPacket];
@@ -177,20 +180,20 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
     for (uint32_t k = 0; k < raysPerSample; ++k) {
       if (!rays.At(k, from[filled], to[filled], weight[filled])) continue;
       owner[filled++] = q;
-      if (filled == kPacket && !trace()) return {0, false, traced - tracedBefore};
+      if (filled == kPacket && !trace()) return {0, false};
     }
     // Rays that must agree are traced sample by sample, so that a disagreement stops them as soon as it shows
     // (the elements' walk: 13 % more rays on a 12 x 12 city when packets spanned samples).
-    if (unanimousOnly && filled > 0 && !trace()) return {0, false, traced - tracedBefore};
+    if (unanimousOnly && filled > 0 && !trace()) return {0, false};
   }
-  if (filled > 0 && !trace()) return {0, false, traced - tracedBefore};
+  if (filled > 0 && !trace()) return {0, false};
   double total = 0, visible = 0;
   for (int32_t q = 0; q < samples; ++q)
     if (kernel[q] > 0) {
       total += kernel[q];
       visible += kernel[q] * sums[q].Fraction();
     }
-  return {total > 0 ? visible / total : 1.0, !(anyVisible && anyHidden), traced - tracedBefore};
+  return {total > 0 ? visible / total : 1.0, !(anyVisible && anyHidden)};
 }
 
 }  // namespace rad
