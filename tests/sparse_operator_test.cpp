@@ -757,6 +757,50 @@ TEST(SparseOperator, AFarLinkTracesTheRaysItAsksForWhateverTheNodesSize) {
   EXPECT_GT(facingAway, 10);  // the ground's own nodes from the ground, the sky's from the sky
 }
 
+TEST(SparseOperator, AVerdictWhoseRaysDisagreeStopsAtItsFirstPacket) {
+  // An element's verdict needs all its rays to agree, and most verdicts that fail do so on a shadow over part of
+  // the node: its rays go round the samples (ray k of every sample before ray k + 1 of any), so the first packet
+  // spans the node and shows the shadow. Sample by sample, the first packet held one sample's rays. A roof over
+  // half of the ground hides about half of the sky from a ground patch at its edge.
+  const Scene scene = SceneOf({test::RectZ(0, 40, 0, 40, 0, true), test::RectZ(0, 40, 0, 40, 20, false),
+                               test::RectZ(0, 20, 0, 40, 10, true)});
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(2));
+  const EmbreeScene embree(scene);
+  const EmbreeShadowRays occluded{embree};
+  const PatchTree tree = BuildPatchTree(g.patches);
+  int32_t receiver = -1;  // the ground patch nearest (21, 21)
+  for (size_t i = 0; i < g.patches.size(); ++i)
+    if (g.patches[i].centroid.z == 0 &&
+        (receiver < 0 || Length(g.patches[i].centroid - Vec3{21, 21, 0}) <
+                             Length(g.patches[size_t(receiver)].centroid - Vec3{21, 21, 0})))
+      receiver = int32_t(i);
+  ASSERT_GE(receiver, 0);
+  constexpr double kWanted = 32.0 * kNodeVisibilitySamples;  // 32 rays a sample: 1024 for a verdict
+  long long partly = 0, whole = 0;
+  for (const PatchTreeNode &node : tree.nodes) {
+    bool sky = node.count >= EmbreeShadowRays::kRaysAtOnce;
+    for (int32_t q = node.first; q < node.first + node.count; ++q)
+      sky = sky && g.patches[size_t(tree.order[size_t(q)])].centroid.z == 20;
+    if (!sky) continue;
+    uint32_t tracedAll = 0, tracedVerdict = 0;
+    const VisibleShareResult all = VisibleShare(g.patches, &receiver, 1, tree, node, 1, occluded, tracedAll, kWanted);
+    const VisibleShareResult verdict =
+        VisibleShare(g.patches, &receiver, 1, tree, node, 1, occluded, tracedVerdict, kWanted, true);
+    if (all.share > 0.2 && all.share < 0.8) {
+      ++partly;
+      EXPECT_FALSE(verdict.unanimous);
+      EXPECT_LE(tracedVerdict, uint32_t(EmbreeShadowRays::kRaysAtOnce)) << "of " << tracedAll;
+    } else if (all.share == 1.0) {  // seen whole: the verdict traces every ray, and agrees
+      ++whole;
+      EXPECT_TRUE(verdict.unanimous);
+      EXPECT_EQ(verdict.share, 1.0);
+      EXPECT_EQ(tracedVerdict, tracedAll);
+    }
+  }
+  EXPECT_GT(partly, 0);
+  EXPECT_GT(whole, 0);
+}
+
 // City() under a sky 30 above it, facing down: far pairs across streets, seen past buildings.
 Scene CityUnderSky() {
   std::vector<std::vector<Vec3>> polygons = CityPolygons();

@@ -6,12 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 scene=${1:-meshes/cornell_sphere.obj}
 subdiv=${2:-3}
-build=${RAD_BUILD_DIR:-build}
-[ -x "$build/radiosity" ] || bash jobs/setup.sh >/dev/null
-if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_rmaps_base_oversubscribe=1
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+source jobs/bench/common.sh
 echo "run benchmark: $scene --subdiv $subdiv, $(nproc) cores, $(date -u +%FT%TZ)"
 for ranks in 1 2; do
   start=$(date +%s.%N)

@@ -19,12 +19,7 @@ eps=${3:-1e-4}
 dense_max=${DENSE_MAX:-6000}
 visibility=${VISIBILITY:-exact}
 ranks=${RANKS:-1}
-build=${RAD_BUILD_DIR:-build}
-[ -x "$build/radiosity" ] || bash jobs/setup.sh >/dev/null
-if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-export OMPI_MCA_rmaps_base_oversubscribe=1
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+source jobs/bench/common.sh
 echo "benchmark: cities $cities, --max-patch-size $size, --drop-below $eps, --visibility $visibility, $ranks rank(s) x $(( $(nproc) / ranks )) thread(s), $(date -u +%FT%TZ)"
 printf "%-8s %-12s %8s %9s %9s %11s %9s %12s %12s %-18s %s\n" city operator N "time s" "peak MiB" nonzeros density "pairs eval" "dropped|links" "check: not kept/err" "B rel RMS (sparse, hierarchical)"
 : > "$out/fit"

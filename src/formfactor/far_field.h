@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "formfactor/patch_tree.h"
@@ -134,8 +135,8 @@ inline void PrefetchPatch(const Patch &p) { Prefetch(&p, offsetof(Patch, face));
 // take 2 rays per sample, which traced pair by pair left a packet nearly empty. Each sample's rays are summed
 // in their order, so the share does not depend on the packets. `traced` counts the rays traced (those whose
 // points face each other).
-// `unanimousOnly`: the caller needs the rays to agree, so tracing stops at the first sample that shows them
-// disagree (then share 0, not unanimous); a unanimous answer is the same either way.
+// `unanimousOnly`: the caller needs the rays to agree, so the rays go round the samples and tracing stops at the
+// first packet that shows them disagree (then share 0, not unanimous); a unanimous answer is the same either way.
 template <typename Occluded>
 VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t *receiver, int32_t count,
                                 const PatchTree &tree, const PatchTreeNode &node, uint64_t seed,
@@ -171,20 +172,39 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
     filled = 0;
     return !(unanimousOnly && anyVisible && anyHidden);
   };
-  for (int32_t q = 0; q < samples; ++q) {
-    if (kernel[q] <= 0) continue;
-    const int32_t i = receiverOf(q);
-    const int32_t j = sampled(q);
-    const Patch &pi = patches[size_t(i)], &pj = patches[size_t(j)];
-    const PairRays rays(pi, pj, uint32_t(i), uint32_t(j), seed, raysPerSample);
-    for (uint32_t k = 0; k < raysPerSample; ++k) {
-      if (!rays.At(k, from[filled], to[filled], weight[filled])) continue;
-      owner[filled++] = q;
-      if (filled == kPacket && !trace()) return {0, false};
+  if (unanimousOnly) {
+    // Rays that must agree go round the samples: ray k of every facing sample before ray k + 1 of any, a
+    // packet at a time. A shadow over part of the node or of the receivers then shows in the first packets
+    // rather than after every ray of the samples before it. Each sample still takes its rays in their order and
+    // a verdict needs every ray, so the verdicts are those of sample by sample (but where a grazing ray changes
+    // side in another packet). On an 8 x 8 city split to 0.5 (N = 24272) the elements' verdicts took 157 M
+    // rays, 79 M of them in verdicts that disagreed; round the samples, 10 % fewer rays in all and the element
+    // walk 7-15 % faster (packets of 8, checked more often: 13 % fewer rays but no faster).
+    std::optional<PairRays> rays[kNodeVisibilitySamples];
+    for (int32_t q = 0; q < samples; ++q)
+      if (kernel[q] > 0) {
+        const int32_t i = receiverOf(q), j = sampled(q);
+        rays[q].emplace(patches[size_t(i)], patches[size_t(j)], uint32_t(i), uint32_t(j), seed, raysPerSample);
+      }
+    for (uint32_t k = 0; k < raysPerSample; ++k)
+      for (int32_t q = 0; q < samples; ++q) {
+        if (!rays[q] || !rays[q]->At(k, from[filled], to[filled], weight[filled])) continue;
+        owner[filled++] = q;
+        if (filled == kPacket && !trace()) return {0, false};
+      }
+  } else {
+    for (int32_t q = 0; q < samples; ++q) {
+      if (kernel[q] <= 0) continue;
+      const int32_t i = receiverOf(q);
+      const int32_t j = sampled(q);
+      const Patch &pi = patches[size_t(i)], &pj = patches[size_t(j)];
+      const PairRays rays(pi, pj, uint32_t(i), uint32_t(j), seed, raysPerSample);
+      for (uint32_t k = 0; k < raysPerSample; ++k) {
+        if (!rays.At(k, from[filled], to[filled], weight[filled])) continue;
+        owner[filled++] = q;
+        if (filled == kPacket && !trace()) return {0, false};
+      }
     }
-    // Rays that must agree are traced sample by sample, so that a disagreement stops them as soon as it shows
-    // (the elements' walk: 13 % more rays on a 12 x 12 city when packets spanned samples).
-    if (unanimousOnly && filled > 0 && !trace()) return {0, false};
   }
   if (filled > 0 && !trace()) return {0, false};
   double total = 0, visible = 0;
