@@ -121,6 +121,8 @@ class FormFactorJob {
   // The refusal of the sparse rows' memory check: before the walks (rowsDone -1: geometry and trees alone), before
   // the rows (0), or before a block of them (the rows done).
   std::string SparseRefusal(double need, double limit, const std::string &source, long long rowsDone) const;
+  // What to change when the sparse rows do not fit: "raise --operator-tolerance, use more ranks, ...".
+  std::string SparseRemedy() const;
   void PrepareDense();
   void CheckSparseOptions() const;
   void ChooseOperator(long long rank, long long size);  // collective: resolves --operator auto

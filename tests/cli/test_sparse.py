@@ -263,6 +263,36 @@ class SparseOperatorTest(CliTestCase):
                     np.testing.assert_allclose(b["gpu"], b["cpu"], rtol=1e-9, atol=1e-12,
                                                err_msg="%s, %s, ranks %s" % (operator, solver, ranks))
 
+    def test_a_late_refusal_is_announced_before_the_rows(self):
+        """The hierarchical rows are checked block by block against the memory limit, so a run can stop with
+        exit 2 after hours of rows (a city of 999857 patches after 29 minutes). Where the rows' bound (every
+        candidate kept, every possible far link made) is beyond the limit, a warning says so before the rows,
+        with what to change. Limits are lowered until a run is refused: a warned run that fits still completes,
+        and a run refused after some of its rows were done was warned about first."""
+        limit = 48 << 20
+        completed_warned = False
+        while limit > (1 << 20):
+            out = self.path("late_%d" % limit)
+            proc = run(["run", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
+                        "--output-dir", out, "--memory-limit", str(limit)], cwd=self.tmp)
+            lines = program_stderr_lines(proc.stderr)
+            warned = [i for i, l in enumerate(lines) if "warning: the rows may need up to" in l]
+            for i in warned:
+                self.assertIn("raise --operator-tolerance", lines[i])
+            if proc.returncode == 0:
+                if warned:
+                    completed_warned = True
+                    self.assertTrue(os.path.exists(os.path.join(out, "radiosity.h5")), describe(proc))
+                limit = int(limit * 0.8)
+                continue
+            self.assertEqual(proc.returncode, 2, describe(proc))
+            errors = [i for i, l in enumerate(lines) if "not enough memory" in l]
+            self.assertEqual(len(errors), 1, describe(proc))
+            if "rows done" in lines[errors[0]]:
+                self.assertTrue(warned and warned[0] < errors[0], describe(proc))
+            break
+        self.assertTrue(completed_warned, "no run was warned about and completed")
+
     def test_bad_combinations_and_too_little_memory(self):
         base = ["formfactors", "--input", self.city, "--patches", PATCHES, "--operator", "sparse", "--output",
                 self.path("x.h5")]
