@@ -259,20 +259,21 @@ void FormFactorJob::PrepareSparse() {
   // checked before each block; here, that the largest block fits beside the rest.
   const std::vector<long long> *linkBounds = linkBounds_.empty() ? nullptr : &linkBounds_;
   const std::vector<size_t> blocks = SparseRowBlocks(candidateCounts_, 0, linkBounds);
+  const bool narrow = f_.precision == Precision::kFloat;
   double largestBlock = 0;
   for (size_t b = 0; b + 1 < blocks.size(); ++b)
     largestBlock = std::max(largestBlock, SparseBlockBytes(candidateCounts_, linkBounds, blocks[b], blocks[b + 1],
-                                                           Hierarchical(), f_.precision == Precision::kFloat,
-                                                           b + 2 < blocks.size()));
+                                                           Hierarchical(), narrow, b + 2 < blocks.size()));
   memory_ = CheckMemoryNeed(MPI_COMM_WORLD, heldBytes_ + largestBlock, o_.memoryLimit,
                             [&](double worst, double limit, const std::string &source) {
                               return SparseRefusal(worst, limit, source, 0);
                             });
   // What the rows would hold at the end if each kept every candidate and made every far link its walk may
-  // make, beside the largest block's work: no refusal (most candidates turn out hidden or far, most skips are not links), but beyond the limit
-  // the blocks' check may stop the run late, when what the rows keep outgrows it. Said now: a city split to
-  // N = 999857 stopped so after 29 minutes (587187 rows of 999857 done, 18.2 GiB available).
-  double rowsBound = heldBytes_ + largestBlock + double(candidates_) * KeptEntryBytes(f_.precision == Precision::kFloat);
+  // make, beside the largest block's work. No refusal: most candidates turn out hidden or far, and most skips
+  // are not links. But beyond the limit the blocks' check may stop the run late, when what the rows keep
+  // outgrows it, so it is said now: a city split to N = 999857 stopped so after 29 minutes (587187 rows of
+  // 999857 done, 18.2 GiB available).
+  double rowsBound = heldBytes_ + largestBlock + double(candidates_) * KeptEntryBytes(narrow);
   for (long long links : linkBounds_) rowsBound += double(links) * kBytesPerFarLink;
   double worstRowsBound = 0;
   MPI_Allreduce(&rowsBound, &worstRowsBound, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -297,7 +298,7 @@ void FormFactorJob::PrepareSparse() {
                  Hierarchical() ? "--operator-tolerance" : "--drop-below", WalkThreshold(),
                  allCandidates, double(patchCount_) * double(patchCount_ - 1),
                  patchCount_ > 1 ? 100.0 * double(allCandidates) / (double(patchCount_) * double(patchCount_ - 1)) : 0.0,
-                 double(candidates_) * KeptEntryBytes(f_.precision == Precision::kFloat) / (1 << 20), memory_.Describe().c_str());
+                 double(candidates_) * KeptEntryBytes(narrow) / (1 << 20), memory_.Describe().c_str());
 }
 
 std::string FormFactorJob::SparseRemedy() const {
@@ -310,13 +311,12 @@ std::string FormFactorJob::SparseRemedy() const {
 
 std::string FormFactorJob::SparseRefusal(double need, double limit, const std::string &source, long long rowsDone) const {
   const char *thresholdName = Hierarchical() ? "--operator-tolerance" : "--drop-below";
-  char why[256], remedy[160];
-  std::snprintf(remedy, sizeof remedy, "%s", SparseRemedy().c_str());
-  if (rowsDone < 0) {
-    // What every rank holds for each patch does not shrink with the threshold, the ranks or the precision.
+  char why[256];
+  // What every rank holds for each patch does not shrink with the threshold, the ranks or the precision.
+  const std::string remedy = rowsDone < 0 ? "use fewer patches or give each rank more memory" : SparseRemedy();
+  if (rowsDone < 0)
     std::snprintf(why, sizeof why, "(its geometry and trees alone, before its rows' entries are bounded)");
-    std::snprintf(remedy, sizeof remedy, "use fewer patches or give each rank more memory");
-  } else if (rowsDone > 0)
+  else if (rowsDone > 0)
     std::snprintf(why, sizeof why,
                   "with %lld of its %zu rows done (what they kept, and the next block of rows keeping every "
                   "candidate entry: the patch tree's bound)",
@@ -329,7 +329,7 @@ std::string FormFactorJob::SparseRefusal(double need, double limit, const std::s
   std::snprintf(line, sizeof line,
                 "%s: not enough memory for the %s operator at %s %g: a rank needs up to %s %s but may use %s (%s); %s",
                 o_.input.Label().c_str(), OperatorName(o_.op), thresholdName, WalkThreshold(),
-                FormatBytes(need).c_str(), why, FormatBytes(limit).c_str(), source.c_str(), remedy);
+                FormatBytes(need).c_str(), why, FormatBytes(limit).c_str(), source.c_str(), remedy.c_str());
   return std::string(line);
 }
 
