@@ -10,7 +10,8 @@
 # (least squares on logs) and what they give at N = 1e6.
 #   bash jobs/bench/refine.sh [CITY] [SIZES] [EPS]      e.g. 8x8 "1.0 0.5 0.25" 1e-4
 # Environment: DENSE_MAX (default 16000), VISIBILITY (default rays), RANKS (default 1), PRECISION (double or
-# float, default double), SCENE (an OBJ to refine instead of a generated city).
+# float, default double), SCENE (an OBJ to refine instead of a generated city), PYTHON (one with numpy and h5py,
+# default /usr/bin/python3). Peak memory is the largest rank's, as its timings file reports it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 city=${1:-8x8}
@@ -20,12 +21,13 @@ dense_max=${DENSE_MAX:-16000}
 visibility=${VISIBILITY:-rays}
 ranks=${RANKS:-1}
 precision=${PRECISION:-double}
+python=${PYTHON:-/usr/bin/python3}
 source jobs/bench/common.sh
 if [ -n "${SCENE:-}" ]; then
   scene=$SCENE
 else
   scene=$out/city.obj
-  /usr/bin/python3 meshes/generate.py city --buildings "$city" --sky-light --output "$scene" >/dev/null
+  "$python" meshes/generate.py city --buildings "$city" --sky-light --output "$scene" >/dev/null
 fi
 echo "benchmark: $scene refined to --max-patch-size $sizes, --operator-tolerance $eps, --visibility $visibility," \
      "--precision $precision, $ranks rank(s) x $(( $(nproc) / ranks )) thread(s), $(date -u +%FT%TZ)"
@@ -36,20 +38,21 @@ for size in $sizes; do
   for op in hierarchical dense; do
     dir="$out/$size-$op"
     if [ "$op" = dense ]; then
-      n=$(/usr/bin/python3 -c "import h5py;print(h5py.File('$out/$size-hierarchical/radiosity.h5','r')['patches/area'].shape[0])" 2>/dev/null || echo 0)
+      n=$("$python" -c "import h5py;print(h5py.File('$out/$size-hierarchical/radiosity.h5','r')['patches/area'].shape[0])" 2>/dev/null || echo 0)
       [ "$n" -gt 0 ] && [ "$n" -le "$dense_max" ] || continue
     fi
     start=$(date +%s.%N)
-    /usr/bin/time -f "%M" -o "$out/rss" mpirun --bind-to none -n "$ranks" "$build/radiosity" run --input "$scene" \
+    mpirun --bind-to none -n "$ranks" "$build/radiosity" run --input "$scene" \
       --max-patch-size "$size" --visibility "$visibility" --operator "$op" --operator-tolerance "$eps" \
       --precision "$precision" --output-dir "$dir" --quiet 2>"$out/err" \
       || { echo "$size $op failed:"; tail -3 "$out/err"; continue; }
     end=$(date +%s.%N)
-    /usr/bin/python3 - "$dir" "$out" "$size" "$op" "$start" "$end" "$(cat "$out/rss")" <<'PY'
+    "$python" - "$dir" "$out" "$size" "$op" "$start" "$end" <<'PY'
 import h5py, json, numpy as np, os, sys
 d, out, size, op = sys.argv[1:5]
-wall = float(sys.argv[6]) - float(sys.argv[5]); rss = float(sys.argv[7]) / 1024
+wall = float(sys.argv[6]) - float(sys.argv[5])
 t = json.load(open(d + "/timings.json"))
+rss = max(p["peak_bytes"] for p in t["phases"]) / 2**20
 n = h5py.File(d + "/radiosity.h5", "r")["patches/area"].shape[0]
 phase = {p["name"]: p["max"] for p in t["phases"]}
 params, counters = t["parameters"], t["counters"]
@@ -73,7 +76,7 @@ print("%-6s %-12s %8d %9.2f %9.0f %28s %8s %14s %10s %12s %s" % (size, op, n, wa
 PY
   done
 done
-/usr/bin/python3 - "$out/fit" <<'PY'
+"$python" - "$out/fit" <<'PY'
 import numpy as np, sys
 rows = [[float(x) for x in l.split()] for l in open(sys.argv[1])]
 if len(rows) >= 2:
