@@ -10,6 +10,7 @@
 // (weighted by the point kernel, two random shadow rays each).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -32,7 +33,11 @@ struct SparseCounters {
   long long links = 0;           // far links (the hierarchical operator), per row
   long long elementLinks = 0;    // far links taken by elements (before each row takes its elements')
   long long smoothLinks = 0;     // of both, those taken smooth (SmoothLink, far_field.h)
+  // The most bytes of entries held at once for rows of later blocks (evaluated from the other row's side, or
+  // by another rank): the rows' memory beside what they keep. Added as a maximum.
+  double handedPeakBytes = 0;
   void Add(const SparseCounters &c) {
+    handedPeakBytes = std::max(handedPeakBytes, c.handedPeakBytes);
     links += c.links;
     elementLinks += c.elementLinks;
     smoothLinks += c.smoothLinks;

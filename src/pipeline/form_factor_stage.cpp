@@ -376,6 +376,14 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
     ScopedPhase phase(exec_.Timers(), "operator check");
     check_ = CheckOperatorRows(MPI_COMM_WORLD, geometry_, *embree, ff, f_, o_.checkRows);
   }
+  auto bytes = [](const auto &v) { return double(v.size()) * sizeof(v[0]); };
+  const ElementFarLinks &e = f_.links.elements;
+  double held[4] = {bytes(f_.columns) + bytes(f_.f64) + bytes(f_.f32) + bytes(f_.indptr),
+                    bytes(f_.links.ptr) + bytes(f_.links.target) + bytes(f_.links.value),
+                    bytes(e.element) + bytes(e.ptr) + bytes(e.target) + bytes(e.value) + bytes(e.gradient) +
+                        bytes(e.curvature) + bytes(e.rowPtr) + bytes(e.rowElement) + bytes(e.rowOffset),
+                    mine.handedPeakBytes};
+  MPI_Allreduce(held, rowsMemory_, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   long long counts[] = {mine.candidates, mine.pairsEvaluated, mine.kept, mine.droppedEntries, mine.nodesSkipped,
                         mine.patchesSkipped, mine.links, mine.elementLinks, mine.smoothLinks};
   long long all[std::size(counts)] = {};
@@ -604,6 +612,10 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
       extra.push_back({"smooth links (of both)", std::to_string(sparseTotals_.smoothLinks)});
     }
     extra.push_back({"nonzeros", std::to_string(sparseSummary_.nonzeros)});
+    const double mib = 1 << 20;
+    std::snprintf(buf, sizeof buf, "%.1f / %.1f / %.1f / %.1f", rowsMemory_[0] / mib, rowsMemory_[1] / mib,
+                  rowsMemory_[2] / mib, rowsMemory_[3] / mib);
+    extra.push_back({"rows' MiB: entries/far links/element links/handed at most", buf});
     extra.push_back({"pairs evaluated", std::to_string(sparseTotals_.pairsEvaluated)});
     std::snprintf(buf, sizeof buf, "%.3g %%",
                   PatchCount() > 1 ? 100.0 * double(sparseSummary_.nonzeros) / (double(PatchCount()) * double(PatchCount())) : 0.0);

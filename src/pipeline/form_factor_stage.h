@@ -112,6 +112,9 @@ class FormFactorJob {
   OperatorCheck check_;
   double denseBytesPerRank_ = 0;  // this rank's dense rows of F, for --operator auto's notice
   SparseCounters sparseTotals_;
+  // What the largest rank's rows hold at their end, in bytes: the entries kept (columns and values), the rows'
+  // far links, the elements' links, and the most entries held at once for rows of later blocks.
+  double rowsMemory_[4] = {0, 0, 0, 0};
   std::vector<double> skyViewFactor_;
   struct SparseSummary {
     double droppedMean = 0, droppedMax = 0, skyMin = 0, skyMean = 0, skyMax = 0;
