@@ -571,23 +571,32 @@ TEST(SparseOperator, RowsInManyBlocksAreTheRowsOfOneBlockWithEachPairEvaluatedOn
                                             c.threshold, options.seed, unused);
       size_t longest = 0;
       std::vector<int32_t> rowsOf(walk.handed.size(), 0);
+      std::vector<int32_t> start;
       for (size_t r = 0; r < rows.size(); ++r) {
-        const int32_t *start = walk.Start(r);
-        const size_t count = walk.StartCount(r);
+        walk.Start(r, start);
+        const size_t count = start.size();
         longest = std::max(longest, count);
         if (walk.startOf[r] >= 0) ++rowsOf[size_t(walk.startOf[r])];
         for (size_t k = 1; k < count; ++k) {
           const PatchTreeNode &before = tree.nodes[size_t(start[k - 1])], &node = tree.nodes[size_t(start[k])];
           ASSERT_LE(before.first + before.count, node.first);
+          ASSERT_LT(start[k - 1], start[k]);  // and in preorder: their indices increase
+        }
+        // The start node that may hold a leaf, as found in the packed list, against a scan of the list.
+        for (int32_t leaf : {0, int32_t(tree.nodes.size() / 3), int32_t(tree.nodes.size()) - 1}) {
+          int32_t scanned = -1;
+          for (int32_t node : start)
+            if (node <= leaf) scanned = node;
+          ASSERT_EQ(walk.StartAtMost(r, leaf), scanned);
         }
       }
       EXPECT_GT(longest, 10u);
       // Held once per element for the rows that start from it: most by two sibling patches.
       long long held = 0, shared = 0;
       for (size_t e = 0; e < walk.handed.size(); ++e) {
-        if (!walk.handed[e].empty()) EXPECT_GT(rowsOf[e], 0) << "element " << e;
-        held += (long long)walk.handed[e].size();
-        shared += (long long)walk.handed[e].size() * rowsOf[e];
+        if (!walk.handed[e].Empty()) EXPECT_GT(rowsOf[e], 0) << "element " << e;
+        held += (long long)walk.handed[e].Size();
+        shared += (long long)walk.handed[e].Size() * rowsOf[e];
       }
       std::printf("start nodes held %lld, read by the rows %lld times\n", held, shared);
       EXPECT_LT(double(held), 0.75 * double(shared));

@@ -30,7 +30,7 @@ struct Walker {
   uint64_t seed;
   const std::vector<int32_t> &before;   // rows of this rank before each place of the forest's order
   const std::vector<int32_t> &localRow; // per patch
-  std::vector<std::vector<int32_t>> &handedOf;  // per element
+  std::vector<PackedNodeList> &handedOf;  // per element
   std::vector<int32_t> &startOf;                // per row
   std::vector<std::vector<ElementLink>> &links;
   tbb::enumerable_thread_specific<FormFactorCounters> &counters;
@@ -140,13 +140,10 @@ struct Walker {
       }
     }
     links[size_t(element)].shrink_to_fit();  // pushed one by one: up to twice their size held otherwise
-    handed.shrink_to_fit();
-    std::vector<int32_t> &kept = handedOf[size_t(element)];  // this element's slot: no other thread writes it
-    kept = std::move(handed);
-    tbb::parallel_invoke([&] { Walk(e.left, kept, element); }, [&] { Walk(e.right, kept, element); });
+    tbb::parallel_invoke([&] { Walk(e.left, handed, element); }, [&] { Walk(e.right, handed, element); });
     const PatchTreeNode &left = forest.tree.nodes[size_t(e.left)], &right = forest.tree.nodes[size_t(e.right)];
-    if (!(left.IsLeaf() && HasRow(left)) && !(right.IsLeaf() && HasRow(right)))
-      std::vector<int32_t>().swap(kept);  // no row starts from it
+    if ((left.IsLeaf() && HasRow(left)) || (right.IsLeaf() && HasRow(right)))  // a row starts from it
+      handedOf[size_t(element)] = PackedNodeList(handed);  // this element's slot: no other thread writes it
   }
 };
 
@@ -185,12 +182,14 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
   return walk;
 }
 
-const int32_t *ElementWalk::Start(size_t r) const {
-  static const int32_t root = 0;
-  return startOf[r] < 0 ? &root : handed[size_t(startOf[r])].data();
+void ElementWalk::Start(size_t r, std::vector<int32_t> &nodes) const {
+  if (startOf[r] < 0) nodes.assign(1, 0);  // the root
+  else handed[size_t(startOf[r])].Unpack(nodes);
 }
 
-size_t ElementWalk::StartCount(size_t r) const { return startOf[r] < 0 ? 1 : handed[size_t(startOf[r])].size(); }
+int32_t ElementWalk::StartAtMost(size_t r, int32_t leaf) const {
+  return startOf[r] < 0 ? 0 : handed[size_t(startOf[r])].LastAtMost(leaf);
+}
 
 ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
                                  const std::vector<std::vector<ElementLink>> &links, const std::vector<long long> &rows,

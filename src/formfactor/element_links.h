@@ -20,6 +20,7 @@
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/form_factor_rows.h"
+#include "formfactor/packed_node_list.h"
 #include "formfactor/patch_tree.h"
 
 namespace rad {
@@ -43,13 +44,14 @@ void ElementAxes(const ElementForest &forest, const std::vector<Patch> &patches,
 
 struct ElementWalk {
   // Per element of the forest, the nodes it hands down, kept where a child is a single patch: that row's own
-  // walk starts from them. Two sibling patches start from the same list, held once (the lists were, per row,
-  // about 900 nodes on a city of 26284 patches, and growing with N).
-  std::vector<std::vector<int32_t>> handed;
+  // walk starts from them. Two sibling patches start from the same list, held once and packed (the lists were,
+  // per row, about 900 nodes on a city of 26284 patches, and growing with N).
+  std::vector<PackedNodeList> handed;
   std::vector<int32_t> startOf;  // per row: the element whose `handed` its walk starts from; -1: the root
-  // The nodes row r's walk starts from, and how many.
-  const int32_t *Start(size_t r) const;
-  size_t StartCount(size_t r) const;
+  // The nodes row r's walk starts from, into `nodes`: disjoint subtrees in preorder (increasing indices).
+  void Start(size_t r, std::vector<int32_t> &nodes) const;
+  // Of those, the one that may hold leaf `leaf` (the last at most its index), or -1.
+  int32_t StartAtMost(size_t r, int32_t leaf) const;
   std::vector<std::vector<ElementLink>> links;  // per element of the forest (those walked here)
   long long linkCount = 0;  // links of the elements whose first patch is a row here (each counted once)
   long long smoothLinkCount = 0;  // of those, the ones taken smooth (SmoothLink, far_field.h)

@@ -172,15 +172,14 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
     filled = 0;
     return !(unanimousOnly && anyVisible && anyHidden);
   };
-  // Per facing sample, made at its first ray: a verdict that stops at its first packet makes half of them.
-  std::optional<PairRays> rays[kNodeVisibilitySamples];
-  auto add = [&](int32_t q, uint32_t k) {  // ray k of sample q into the packet; false: the rays disagreed
-    if (!(kernel[q] > 0)) return true;
-    if (!rays[q]) {
+  std::optional<PairRays> rays[kNodeVisibilitySamples];  // per facing sample
+  for (int32_t q = 0; q < samples; ++q)
+    if (kernel[q] > 0) {
       const int32_t i = receiverOf(q), j = sampled(q);
       rays[q].emplace(patches[size_t(i)], patches[size_t(j)], uint32_t(i), uint32_t(j), seed, raysPerSample);
     }
-    if (!rays[q]->At(k, from[filled], to[filled], weight[filled])) return true;
+  auto add = [&](int32_t q, uint32_t k) {  // ray k of sample q into the packet; false: the rays disagreed
+    if (!rays[q] || !rays[q]->At(k, from[filled], to[filled], weight[filled])) return true;
     owner[filled++] = q;
     return filled < kPacket || trace();
   };

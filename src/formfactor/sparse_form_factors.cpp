@@ -75,24 +75,20 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
   }
 }
 
-// Whether row i's walk from `start` lists patch j (at place `place` of tree.order) as a candidate, without
-// walking the row: the walk reaches a node only through its ancestors, each opened, so it is enough to follow
-// the path down to j from the start node that holds it. Start nodes are disjoint subtrees in the order of
-// their places (the root, or what the elements' walks handed down in the order they walked: left first), so
-// that node is found by bisection; scanning a row's hundreds of start nodes was a quarter of the kernel
-// phase's own time on a city.
-bool CandidateOf(const std::vector<Patch> &patches, const PatchTree &tree, long long i, const int32_t *start,
-                 size_t startCount, double dropBelow, bool smoothLinks, int32_t j, int32_t place) {
-  if (tree.nodes.empty()) return false;
+// Whether row i's walk from its start nodes lists patch j (at place `place` of tree.order) as a candidate,
+// without walking the row: the walk reaches a node only through its ancestors, each opened, so it is enough to
+// follow the path down to j from the start node that holds it. Start nodes are disjoint subtrees in preorder
+// (the root, or what the elements' walks handed down in the order they walked: left first), so that node is the
+// last one whose index is at most that of the leaf holding j: `startNode`, found by bisection (scanning a row's
+// hundreds of start nodes was a quarter of the kernel phase's own time on a city), -1 when there is none.
+bool CandidateOf(const std::vector<Patch> &patches, const PatchTree &tree, long long i, int32_t startNode,
+                 double dropBelow, bool smoothLinks, int32_t j, int32_t place) {
+  if (tree.nodes.empty() || startNode < 0) return false;
   const Patch &p = patches[size_t(i)];
   const PatchSphere &sphere = tree.patchSpheres[size_t(i)];
   if (StepAt(patches, tree, i, p, sphere, j, dropBelow) != PatchStep::kCandidate) return false;  // the cheap test first
-  const int32_t *after = std::upper_bound(start, start + startCount, place, [&](int32_t at, int32_t index) {
-    return at < tree.nodes[size_t(index)].first;
-  });
-  if (after == start) return false;
-  const PatchTreeNode *node = &tree.nodes[size_t(after[-1])];
-  if (place >= node->first + node->count) return false;
+  const PatchTreeNode *node = &tree.nodes[size_t(startNode)];
+  if (place < node->first || place >= node->first + node->count) return false;
   while (true) {
     if (StepAt(p, sphere, *node, dropBelow, smoothLinks) != NodeStep::kOpened) return false;
     if (node->IsLeaf()) return true;
@@ -106,10 +102,11 @@ struct RowStart {
   const int32_t *nodes;
   size_t count;
 };
-RowStart StartOf(const ElementWalk *walk, size_t r) {
+RowStart StartOf(const ElementWalk *walk, size_t r, std::vector<int32_t> &nodes) {
   static const int32_t root = 0;
   if (walk == nullptr) return {&root, 1};
-  return {walk->Start(r), walk->StartCount(r)};
+  walk->Start(r, nodes);
+  return {nodes.data(), nodes.size()};
 }
 
 // Rows are computed in blocks of about this share of the rank's candidates (at least kMinBlockCandidates), one
@@ -184,7 +181,8 @@ std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, 
   if (skipped != nullptr) skipped->assign(rows.size(), 0);
   tbb::parallel_for(size_t(0), rows.size(), [&](size_t r) {
     long long count = 0, skips = 0;
-    const RowStart from = StartOf(walk, r);
+    std::vector<int32_t> startNodes;
+    const RowStart from = StartOf(walk, r, startNodes);
     WalkRow(patches, tree, rows[r], from.nodes, from.count, dropBelow, smoothLinks, [&](int32_t) { ++count; },
             [&](const PatchTreeNode &, bool) { ++skips; }, [&](int32_t) { ++skips; });
     counts[r] = count;
@@ -270,7 +268,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     std::vector<std::vector<int32_t>> rowAsks(local);  // per row, the remote columns it asks for
     tbb::parallel_for(size_t(0), local, [&](size_t r) {
       const int32_t i = int32_t(out.rows[r]);
-      const RowStart from = StartOf(walk, r);
+      std::vector<int32_t> startNodes;
+      const RowStart from = StartOf(walk, r, startNodes);
       WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, farLinks,
               [&](int32_t j) {
                 if (localRow[size_t(j)] < 0 && !ComputesPair(i, j)) rowAsks[r].push_back(j);
@@ -338,13 +337,18 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     handedPeak = std::max(handedPeak, handedHeld);
   }
 
-  // Whether local row r's walk lists patch i (CandidateOf), for a pair whose two rows are in different blocks.
-  std::vector<int32_t> placeOf(size_t(n), 0);
+  // Whether local row r's walk lists patch i (CandidateOf), for a pair whose two rows are in different blocks:
+  // per patch, its place in the tree's order and the leaf that holds it.
+  std::vector<int32_t> placeOf(size_t(n), 0), leafOf(size_t(n), 0);
   for (size_t k = 0; k < tree.order.size(); ++k) placeOf[size_t(tree.order[k])] = int32_t(k);
+  for (size_t index = 0; index < tree.nodes.size(); ++index) {
+    const PatchTreeNode &node = tree.nodes[index];
+    if (node.IsLeaf())
+      for (int32_t k = node.first; k < node.first + node.count; ++k) leafOf[size_t(tree.order[size_t(k)])] = int32_t(index);
+  }
   auto listedBy = [&](int32_t r, int32_t i) {
-    const RowStart from = StartOf(walk, size_t(r));
-    return CandidateOf(g.patches, tree, out.rows[size_t(r)], from.nodes, from.count, dropBelow, farLinks, i,
-                       placeOf[size_t(i)]);
+    const int32_t startNode = walk == nullptr ? 0 : walk->StartAtMost(size_t(r), leafOf[size_t(i)]);
+    return CandidateOf(g.patches, tree, out.rows[size_t(r)], startNode, dropBelow, farLinks, i, placeOf[size_t(i)]);
   };
 
   // The rows block by block, each block's candidates (columns ascending per row) and values side by side in
@@ -493,7 +497,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
           }
           ++s.patchesSkipped;
         };
-        const RowStart from = StartOf(walk, r);
+        std::vector<int32_t> startNodes;
+        const RowStart from = StartOf(walk, r, startNodes);
         WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, farLinks, candidate, skipNode, skipPatch);
         if (farLinks) {
           rowTargets[br].assign(scratch.targets.begin(), scratch.targets.end());

@@ -249,8 +249,8 @@ void FormFactorJob::PrepareSparse() {
   for (long long c : candidateCounts_) candidates_ += c;
   // The elements' links, with where each row starts.
   if (elementWalk_) {
-    for (const std::vector<int32_t> &s : elementWalk_->handed) heldBytes_ += double(s.size()) * sizeof(int32_t);
-    heldBytes_ += double(elementWalk_->handed.size()) * sizeof(std::vector<int32_t>) +
+    for (const PackedNodeList &s : elementWalk_->handed) heldBytes_ += double(s.Bytes());
+    heldBytes_ += double(elementWalk_->handed.size()) * sizeof(PackedNodeList) +
                   double(elementWalk_->startOf.size()) * sizeof(int32_t);
     for (const std::vector<ElementLink> &l : elementWalk_->links)
       heldBytes_ += double(l.size()) * 2 * sizeof(ElementLink);
