@@ -65,6 +65,13 @@ struct ElementFarLinks {
   // (ElementAxes, element_links.h).
   std::vector<double> rowOffset;
   bool Empty() const { return element.empty(); }
+  // Bytes held: the links and the rows' elements and offsets.
+  double StoredBytes() const {
+    return double(element.size() + target.size() + rowElement.size()) * sizeof(int32_t) +
+           double(ptr.size() + rowPtr.size()) * sizeof(long long) +
+           double(value.size() + gradient.size() + curvature.size()) * sizeof(float) +
+           double(rowOffset.size()) * sizeof(double);
+  }
   // Link k as the row's element q (an index into rowElement) reads it.
   double Read(size_t q, long long k) const {
     double t[kElementLinkTerms], weights[kElementLinkTerms], read = 0;
@@ -99,6 +106,11 @@ struct FarLinks {
   std::vector<double> area;       // per patch: the means' weights
   ElementFarLinks elements;
   bool Empty() const { return ptr.empty(); }
+  // Bytes the rows' own links take (the elements' are elements.StoredBytes()).
+  double StoredBytes() const {
+    return double(ptr.size()) * sizeof(long long) + double(target.size()) * sizeof(int32_t) +
+           double(value.size()) * sizeof(float);
+  }
   double Sum(size_t r) const {
     double sum = 0;
     if (!Empty())

@@ -97,16 +97,11 @@ bool CandidateOf(const std::vector<Patch> &patches, const PatchTree &tree, long 
   }
 }
 
-// Where row r's walk starts: the root, or what the elements above it handed down.
-struct RowStart {
-  const int32_t *nodes;
-  size_t count;
-};
-RowStart StartOf(const ElementWalk *walk, size_t r, std::vector<int32_t> &nodes) {
-  static const int32_t root = 0;
-  if (walk == nullptr) return {&root, 1};
-  walk->Start(r, nodes);
-  return {nodes.data(), nodes.size()};
+// Where row r's walk starts, into `nodes`: the root, or what the elements above it handed down.
+const std::vector<int32_t> &StartOf(const ElementWalk *walk, size_t r, std::vector<int32_t> &nodes) {
+  if (walk == nullptr) nodes.assign(1, 0);
+  else walk->Start(r, nodes);
+  return nodes;
 }
 
 // Rows are computed in blocks of about this share of the rank's candidates (at least kMinBlockCandidates), one
@@ -182,8 +177,8 @@ std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, 
   tbb::parallel_for(size_t(0), rows.size(), [&](size_t r) {
     long long count = 0, skips = 0;
     std::vector<int32_t> startNodes;
-    const RowStart from = StartOf(walk, r, startNodes);
-    WalkRow(patches, tree, rows[r], from.nodes, from.count, dropBelow, smoothLinks, [&](int32_t) { ++count; },
+    const std::vector<int32_t> &from = StartOf(walk, r, startNodes);
+    WalkRow(patches, tree, rows[r], from.data(), from.size(), dropBelow, smoothLinks, [&](int32_t) { ++count; },
             [&](const PatchTreeNode &, bool) { ++skips; }, [&](int32_t) { ++skips; });
     counts[r] = count;
     if (skipped != nullptr) (*skipped)[r] = skips;
@@ -269,8 +264,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     tbb::parallel_for(size_t(0), local, [&](size_t r) {
       const int32_t i = int32_t(out.rows[r]);
       std::vector<int32_t> startNodes;
-      const RowStart from = StartOf(walk, r, startNodes);
-      WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, farLinks,
+      const std::vector<int32_t> &from = StartOf(walk, r, startNodes);
+      WalkRow(g.patches, tree, i, from.data(), from.size(), dropBelow, farLinks,
               [&](int32_t j) {
                 if (localRow[size_t(j)] < 0 && !ComputesPair(i, j)) rowAsks[r].push_back(j);
               },
@@ -498,8 +493,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
           ++s.patchesSkipped;
         };
         std::vector<int32_t> startNodes;
-        const RowStart from = StartOf(walk, r, startNodes);
-        WalkRow(g.patches, tree, i, from.nodes, from.count, dropBelow, farLinks, candidate, skipNode, skipPatch);
+        const std::vector<int32_t> &from = StartOf(walk, r, startNodes);
+        WalkRow(g.patches, tree, i, from.data(), from.size(), dropBelow, farLinks, candidate, skipNode, skipPatch);
         if (farLinks) {
           rowTargets[br].assign(scratch.targets.begin(), scratch.targets.end());
           rowValues[br].assign(scratch.values.begin(), scratch.values.end());

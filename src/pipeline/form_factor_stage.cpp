@@ -376,12 +376,7 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
     ScopedPhase phase(exec_.Timers(), "operator check");
     check_ = CheckOperatorRows(MPI_COMM_WORLD, geometry_, *embree, ff, f_, o_.checkRows);
   }
-  auto bytes = [](const auto &v) { return double(v.size()) * sizeof(v[0]); };
-  const ElementFarLinks &e = f_.links.elements;
-  double held[4] = {bytes(f_.columns) + bytes(f_.f64) + bytes(f_.f32) + bytes(f_.indptr),
-                    bytes(f_.links.ptr) + bytes(f_.links.target) + bytes(f_.links.value),
-                    bytes(e.element) + bytes(e.ptr) + bytes(e.target) + bytes(e.value) + bytes(e.gradient) +
-                        bytes(e.curvature) + bytes(e.rowPtr) + bytes(e.rowElement) + bytes(e.rowOffset),
+  double held[4] = {f_.StoredBytes(), f_.links.StoredBytes(), f_.links.elements.StoredBytes(),
                     mine.handedPeakBytes};
   MPI_Allreduce(held, rowsMemory_, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   long long counts[] = {mine.candidates, mine.pairsEvaluated, mine.kept, mine.droppedEntries, mine.nodesSkipped,
