@@ -9,8 +9,6 @@
 #include "util/agree.h"
 #include "util/error.h"
 
-#include "pipeline/outputs.h"
-
 namespace rad {
 
 namespace {
@@ -20,11 +18,13 @@ std::string In(const std::string &dir, const char *name) { return (std::filesyst
 
 // A short text summary for people (the JSON timings are for scripts).
 void WriteSummary(const std::string &path, const FormFactorJob &job, const Execution &exec,
-                  const SolverResult &result, const RunJobOptions &o, const std::vector<PhaseTimers::Summary> &phases) {
+                  const SolverResult &result, const RunJobOptions &o, const std::vector<PhaseTimers::Summary> &phases,
+                  const std::string &refinement) {
   std::ofstream out(path);
   out << "radiosity run " << RAD_VERSION << "\n";
   out << "input: " << o.formFactors.input.Label() << " (" << job.UsedMeshing().Describe() << ")\n";
   out << "patches: " << job.PatchCount() << "\n";
+  if (!refinement.empty()) out << "refinement: " << refinement << "\n";
   out << "ranks x threads: " << exec.Ranks() << " x " << exec.Threads() << "\n";
   const ClosureStats c = job.Closure();
   out << "row sums of F: min " << c.minRowSum << " mean " << c.meanRowSum << " max " << c.maxRowSum << "\n";
@@ -54,39 +54,72 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
 
   // Beyond dense, `run` takes the far links: nothing dropped.
   o.formFactors.beyondDense = FormFactorOperator::kHierarchical;
-  FormFactorJob job(o.formFactors, exec);
-  job.Run();
-  o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job
-  const std::vector<Patch> &patches = job.Geometry().patches;
-
+  std::unique_ptr<FormFactorJob> job;
   SolverResult result;
-  try {
-    result = SolveStep(o.solve, patches, job.Rows(), exec.Timers(), quiet);
-  } catch (const SolveFailed &e) {
-    if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
-    return kExitNotConverged;
+  std::vector<RefinementPass> passes;
+  for (int pass = 0;; ++pass) {
+    job.reset();  // the last pass's rows go before the next pass's are checked against the memory
+    job = std::make_unique<FormFactorJob>(o.formFactors, exec);
+    job->Run();
+    o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job
+    try {
+      result = SolveStep(o.solve, job->Geometry().patches, job->Rows(), exec.Timers(), quiet);
+    } catch (const SolveFailed &e) {
+      if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
+      return kExitNotConverged;
+    }
+    if (pass == o.refine.passes) break;
+    RefinementPass done;
+    std::vector<Patch> refined;
+    {
+      ScopedPhase phase(exec.Timers(), "refinement");
+      refined = RefineWhereRadianceVaries(job->Geometry().patches, result.radiance, o.refine, done);
+    }
+    passes.push_back(done);
+    if (WorldRank() == 0 && !quiet)
+      std::fprintf(stderr,
+                   "radiosity: refinement pass %d of %d: %lld of %lld patches split where B steps by more than %g "
+                   "of its mean (largest step %.3g%s); %zu patches\n",
+                   pass + 1, o.refine.passes, done.split, done.patches, o.refine.contrast, done.largestStep,
+                   done.tooSmall > 0 ? (", " + std::to_string(done.tooSmall) + " more at --refine-min-size").c_str()
+                                     : "",
+                   refined.size());
+    if (done.split == 0) break;  // nothing varies enough: this solve is the answer
+    o.formFactors.meshing = job->UsedMeshing();  // --patches resolved once, for the first pass
+    o.formFactors.meshing.refined = std::make_shared<const std::vector<Patch>>(std::move(refined));
+    o.formFactors.meshing.refinePasses = pass + 1;
   }
+  const std::vector<Patch> &patches = job->Geometry().patches;
+  const std::string refinement = passes.empty() ? "" : DescribeRefinement(passes, (long long)patches.size());
+
   {
     ScopedPhase phase(exec.Timers(), "output I/O");
     RadiosityFileWriter writer(MPI_COMM_WORLD, radiosityPath);
     Attributes file;
     file.strings["input"] = o.formFactors.input.Attribute();
     if (!o.formFactors.input.materials.empty()) file.strings["materials"] = o.formFactors.input.materials;
+    if (o.refine.passes > 0) {  // the patches are the refined ones: how they were made
+      file.numbers["refine_passes"] = double(passes.size());
+      file.numbers["refine_contrast"] = o.refine.contrast;
+      file.numbers["refine_min_size"] = o.refine.minSize;
+    }
     writer.WriteFileAttributes(file);
     writer.WritePatches(patches);
-    if (o.saveFormFactors) job.WriteFormFactors(writer);
+    if (o.saveFormFactors) job->WriteFormFactors(writer);
     writer.WriteRadiosity(result.radiance, result.residuals, SolverAttributes(o.solve, result));
     writer.Commit();
-    if (o.raw) job.WriteRaw(o.formFactors.raw);
+    if (o.raw) job->WriteRaw(o.formFactors.raw);
   }
   RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), exec.Timers(), quiet);
 
   char text[64];
   std::snprintf(text, sizeof text, "%d (%s), residual %.3e", result.iterations, SolverMethodName(o.solve.solver),
                 result.finalResidual);
-  job.Report("run", {{"solver iterations", text}});
+  std::vector<std::pair<std::string, std::string>> extra = {{"solver iterations", text}};
+  if (!refinement.empty()) extra.emplace_back("refinement", refinement);
+  job->Report("run", extra);
   const std::vector<PhaseTimers::Summary> phases = exec.Timers().Reduce(MPI_COMM_WORLD, "total");
-  OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), job, exec, result, o, phases); });
+  OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), *job, exec, result, o, phases, refinement); });
   if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: wrote %s/{radiosity.h5,image.png,image.exr,timings.json,summary.txt}\n", o.outputDir.c_str());
   return FinishSolve(result);
 }

@@ -1,5 +1,6 @@
 // The whole job (`radiosity run`): the form-factor matrix kept in memory (each rank its own rows): scene -> F ->
-// distributed solve -> image. Writes radiosity.h5, image.png, image.exr, timings.json and summary.txt into the
+// distributed solve -> image. With --refine, F and the solve are done again on patches split where the last
+// solve's B varies (refinement.h), and the image and files come from the last. Writes radiosity.h5, image.png, image.exr, timings.json and summary.txt into the
 // output folder.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include "pipeline/form_factor_stage.h"
 #include "pipeline/render_stage.h"
 #include "pipeline/solve_stage.h"
+#include "refine/refinement.h"
 
 namespace rad {
 
@@ -18,6 +20,7 @@ struct RunJobOptions {
   FormFactorJobOptions formFactors;
   SolveStepOptions solve;
   RenderStepOptions render;
+  RefinementOptions refine;  // --refine: solve, split where B varies, and again
 };
 
 // Collective. Returns the exit code.

@@ -143,7 +143,7 @@ void CheckMeshing(const Meshing &m) {
     throw InputError("--max-patch-size must be a positive length");
 }
 
-double LongestEdge(const Scene &scene) {
+double LongestSceneEdge(const Scene &scene) {
   double longest = 0;
   for (const Face &f : scene.faces)
     for (size_t k = 0; k < f.corners.size(); ++k)
@@ -154,14 +154,40 @@ double LongestEdge(const Scene &scene) {
 }  // namespace
 
 std::string Meshing::Describe() const {
-  if (maxPatchSize <= 0) return "subdiv " + std::to_string(subdiv);
-  char text[64];
-  std::snprintf(text, sizeof text, "max patch size %.6g", maxPatchSize);
-  return text;
+  char text[96];
+  if (maxPatchSize <= 0)
+    std::snprintf(text, sizeof text, "subdiv %d", subdiv);
+  else
+    std::snprintf(text, sizeof text, "max patch size %.6g", maxPatchSize);
+  if (!refined) return text;
+  const char *times[] = {"", "once", "twice"};
+  return std::string(text) + ", refined " +
+         (refinePasses <= 2 ? std::string(times[refinePasses]) : std::to_string(refinePasses) + " times") +
+         " where B varies";
+}
+
+void SplitPatch(const Patch &parent, std::vector<Patch> &out) {
+  Material material;
+  material.reflectance = parent.reflectance;
+  material.emission = parent.emission;
+  const size_t first = out.size();
+  if (parent.cornerCount == 4)
+    SplitQuad(parent.corners, 2, 2, parent.face, material, parent.normal, out);
+  else
+    SplitTriangle(parent.corners, 2, parent.face, material, parent.normal, out);
+  for (size_t k = first; k < out.size(); ++k) out[k].polygon = parent.polygon;
+}
+
+double LongestEdge(const Patch &p) {
+  double longest = 0;
+  for (int k = 0; k < p.cornerCount; ++k)
+    longest = std::max(longest, Length(p.corners[(k + 1) % p.cornerCount] - p.corners[k]));
+  return longest;
 }
 
 long long CountPatches(const Scene &scene, const Meshing &meshing) {
   CheckMeshing(meshing);
+  if (meshing.refined) return (long long)meshing.refined->size();
   long long total = 0;
   ForEachPiece(scene, meshing, [&](size_t, const Vec3 *, int nu, int nv) { total += (long long)nu * nv; },
                [&](size_t, const Vec3 *, int n) { total += (long long)n * n; });
@@ -175,14 +201,14 @@ Meshing ResolveMeshing(const Scene &scene, const Meshing &meshing) {
   if (!anyPatch) throw InputError(scene.path + ": no patches: every polygon is an obstruction");
   if (m.patches < 0) throw InputError("--patches must be positive");
   if (m.maxPatchSize > 0) m.subdiv = 0;  // by size: `run`'s default level does not apply
-  if (m.patches == 0) return m;
+  if (m.patches == 0 || m.refined) return m;
   long long pieces = 0;
   for (const Face &f : scene.faces) pieces += scene.materials[size_t(f.material)].obstruction ? 0 : PieceCount(f);
   if (m.patches < pieces)
     throw InputError("--patches " + std::to_string(m.patches) + " is fewer than the scene's " +
                      std::to_string(pieces) + " polygons (after fan-splitting n-gons): every polygon is a patch at least");
   // The total only grows as the size shrinks: bisect (in log size) for the largest size whose total fits.
-  double hi = LongestEdge(scene) * 1.0000001;  // every polygon one patch
+  double hi = LongestSceneEdge(scene) * 1.0000001;  // every polygon one patch
   double lo = hi;
   m.subdiv = 0;
   auto count = [&](double size) {
@@ -200,6 +226,7 @@ Meshing ResolveMeshing(const Scene &scene, const Meshing &meshing) {
 }
 
 std::vector<Patch> MakePatches(const Scene &scene, const Meshing &meshing) {
+  if (meshing.refined) return *meshing.refined;
   std::vector<Patch> patches;
   patches.reserve(size_t(CountPatches(scene, meshing)));
   ForEachPiece(

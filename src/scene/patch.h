@@ -1,6 +1,7 @@
 // Patches: the elements of the radiosity system, made by splitting every input polygon 4^K times.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,22 @@ struct Meshing {
   int subdiv = 0;
   double maxPatchSize = 0;  // > 0: by size (subdiv is then 0)
   long long patches = 0;    // > 0: an approximate total, resolved into maxPatchSize
+  // Set: the patches themselves, as `run --refine` left them after `refinePasses` passes of splitting the
+  // patches made as above where B varies (refinement.h); MakePatches returns them and CountPatches their count.
+  std::shared_ptr<const std::vector<Patch>> refined;
+  int refinePasses = 0;
   Meshing(int subdivision = 0) : subdiv(subdivision) {}  // NOLINT: a plain level converts, as before
-  std::string Describe() const;                           // "subdiv 3" or "max patch size 0.25"
+  // "subdiv 3", "max patch size 0.25", "subdiv 2, refined twice where B varies"
+  std::string Describe() const;
 };
+
+// The four patches a patch splits into, appended to `out` in the order MakePatches gives one piece split in
+// two along each side: a quad at the midpoints of its bilinear parameters, a triangle at its edges' midpoints
+// (three images of it and one point reflection). Face, polygon, normal and material are the parent's.
+void SplitPatch(const Patch &parent, std::vector<Patch> &out);
+
+// The longest edge of a patch.
+double LongestEdge(const Patch &p);
 
 // `meshing` with `patches` turned into the smallest maxPatchSize whose total is at most `patches` (the totals
 // of neighbouring sizes differ by a few polygons' splits, so the total is close to it). Throws InputError for
