@@ -15,7 +15,7 @@ namespace rad {
 
 struct RefinementOptions {
   int passes = 0;          // --refine: solves followed by a split (0: none)
-  double contrast = 0.1;   // --refine-contrast: the step in B, as a share of the mean B, that splits
+  double contrast = 0.2;   // --refine-contrast: the step in B, as a share of the mean B, that splits
   double minSize = 0;      // --refine-min-size: no patch is split into ones whose longest edge is below this
 };
 
