@@ -302,6 +302,35 @@ TEST(SmoothMesh, CoplanarNeighboursShareVerticesWithAreaWeights) {
   EXPECT_DOUBLE_EQ(m.vertexRadiance[3 * size_t(VertexAt(m, {4, 1, 0}))], 2);
 }
 
+TEST(SmoothMesh, CornersInsideANeighboursEdgeTakeTheEdgesValue) {
+  // A floor of 2 x 1 patches; the right one split in four, and its lower left child again: corners of the
+  // children lie inside the left patch's edge x = 1 at y = 0.5 (its midpoint) and y = 0.25 (a quarter). Shading
+  // is continuous across the edge when they take the value the edge interpolates between its ends.
+  const std::vector<Patch> coarse = MakePatches(test::SceneOf({test::RectZ(0, 2, 0, 1, 0, true)}), 0);
+  std::vector<Patch> halves;
+  Patch left = coarse[0], right = coarse[0];
+  const Vec3 l[4] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}}, r[4] = {{1, 0, 0}, {2, 0, 0}, {2, 1, 0}, {1, 1, 0}};
+  for (int k = 0; k < 4; ++k) left.corners[k] = l[k], right.corners[k] = r[k];
+  left.centroid = {0.5, 0.5, 0}, right.centroid = {1.5, 0.5, 0};
+  left.area = right.area = 1;
+  std::vector<Patch> children, patches{left};
+  SplitPatch(right, children);
+  SplitPatch(children[0], patches);  // the lower left child, at [1, 1.5] x [0, 0.5], in four
+  patches.insert(patches.end(), children.begin() + 1, children.end());
+  const auto b = RadianceOf(patches, [](Vec3 c) { return Vec3(c.x * c.x, 1, 0); });
+  const SmoothMesh m = BuildSmoothMesh(patches, b);
+  ExpectCornersMatchPatches(m, patches);
+  auto at = [&](Vec3 p) { return m.vertexRadiance[3 * size_t(VertexAt(m, p))]; };
+  const double low = at({1, 0, 0}), high = at({1, 1, 0});
+  EXPECT_DOUBLE_EQ(at({1, 0.5, 0}), 0.5 * (low + high));
+  EXPECT_DOUBLE_EQ(at({1, 0.25, 0}), 0.75 * low + 0.25 * high);
+  // The corners' own mean there would differ: the left patch's B is 0.25, the children's above 1.
+  EXPECT_GT(std::abs(at({1, 0.25, 0}) - (b[3 * 1] + b[3 * 3]) / 2), 0.1);
+  // A corner shared by whole patches only keeps the area-weighted mean: the right half's centre.
+  const double centre = (b[3 * 5] + b[3 * 6] + b[3 * 7] + 0.25 * b[3 * 4]) / 3.25;
+  EXPECT_NEAR(at({1.5, 0.5, 0}), centre, 1e-12);
+}
+
 TEST(SmoothMesh, RoundingDoesNotSplitAVertexButRealGapsDo) {
   for (double gap : {1e-12, 3e-10, 1e-4}) {
     SCOPED_TRACE(gap);

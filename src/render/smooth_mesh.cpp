@@ -43,6 +43,16 @@ class VertexIndex {
       : origin_(origin), pointTolerance_(pointTolerance), offsetTolerance_(offsetTolerance) {}
 
   int FindOrAdd(Vec3 point, Vec3 normal, double offset) {
+    const int best = Find(point, normal, offset);
+    if (best >= 0) return best;
+    keys_.push_back({point, normal, offset});
+    const int index = int(keys_.size()) - 1;
+    cells_[CellOf(point)].push_back(index);
+    return index;
+  }
+
+  // The vertex at that point of that plane, or -1.
+  int Find(Vec3 point, Vec3 normal, double offset) const {
     const Cell home = CellOf(point);
     int best = -1;
     for (int dx = -1; dx <= 1; ++dx) {
@@ -56,11 +66,7 @@ class VertexIndex {
         }
       }
     }
-    if (best >= 0) return best;
-    keys_.push_back({point, normal, offset});
-    const int index = int(keys_.size()) - 1;
-    cells_[home].push_back(index);
-    return index;
+    return best;
   }
 
   const std::vector<VertexKey> &Keys() const { return keys_; }
@@ -85,6 +91,52 @@ class VertexIndex {
   std::vector<VertexKey> keys_;
   std::unordered_map<Cell, std::vector<int>, CellHash> cells_;
 };
+
+// Corners of patches that lie inside another patch's edge (T-junctions: beside a patch that adaptive refinement
+// split, or a coplanar polygon split finer) take the value the edge interpolates there, so shading is
+// continuous across the edge: the mean of the patches that have the point as a corner would leave a seam
+// along the larger patch's edge. Such corners lie at the edge's midpoint, or inside one of its halves, and so on.
+// Longer edges first, so that an edge's ends (which may lie inside a longer edge) are final before the points
+// inside it are set.
+void InterpolateAlongEdges(const std::vector<Patch> &patches, const VertexIndex &index, SmoothMesh &mesh) {
+  struct Edge {
+    double length;
+    uint32_t patch, k;
+  };
+  std::vector<Edge> edges;
+  edges.reserve(4 * patches.size());
+  for (size_t i = 0; i < patches.size(); ++i)
+    for (int k = 0; k < patches[i].cornerCount; ++k)
+      edges.push_back({Length(patches[i].corners[(k + 1) % patches[i].cornerCount] - patches[i].corners[k]),
+                       uint32_t(i), uint32_t(k)});
+  std::sort(edges.begin(), edges.end(), [](const Edge &a, const Edge &b) {
+    return a.length != b.length ? a.length > b.length : (a.patch != b.patch ? a.patch < b.patch : a.k < b.k);
+  });
+  std::vector<double> &value = mesh.vertexRadiance;
+  for (const Edge &e : edges) {
+    const Patch &p = patches[e.patch];
+    const double offset = Dot(p.normal, p.centroid);
+    struct Span {
+      int a, b;
+      int depth;
+    };
+    std::vector<Span> spans{{mesh.patchCorners[4 * e.patch + e.k],
+                             mesh.patchCorners[4 * e.patch + (e.k + 1) % uint32_t(p.cornerCount)], 0}};
+    while (!spans.empty()) {
+      const Span s = spans.back();
+      spans.pop_back();
+      const Vec3 middle = (mesh.vertices[size_t(s.a)] + mesh.vertices[size_t(s.b)]) * 0.5;
+      const int m = index.Find(middle, p.normal, offset);
+      if (m < 0 || m == s.a || m == s.b) continue;
+      for (size_t c = 0; c < 3; ++c)
+        value[3 * size_t(m) + c] = 0.5 * (value[3 * size_t(s.a) + c] + value[3 * size_t(s.b) + c]);
+      if (s.depth < 40) {
+        spans.push_back({s.a, m, s.depth + 1});
+        spans.push_back({m, s.b, s.depth + 1});
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -147,6 +199,7 @@ SmoothMesh BuildSmoothMesh(const std::vector<Patch> &patches, const std::vector<
       mesh.vertexRadiance[3 * v + c] = area[v] > 0 ? weighted[3 * v + c] / area[v] : plain[3 * v + c] / count[v];
     }
   }
+  InterpolateAlongEdges(patches, index, mesh);
   return mesh;
 }
 

@@ -1,7 +1,9 @@
 // Radiosity at patch corners, for smooth shading and for the PLY export. A corner's value is the
 // area-weighted mean of the B of the patches that share that corner point AND lie in the same plane (same
 // input polygon, or a coplanar neighbour), so colour is interpolated across patch edges but never bleeds
-// across a crease (e.g. from a red wall onto the white floor).
+// across a crease (e.g. from a red wall onto the white floor). A corner that lies inside a neighbour's edge
+// (a T-junction beside a patch split finer) takes instead the value that edge interpolates there, so shading
+// has no seam along it.
 #pragma once
 
 #include <vector>
