@@ -71,6 +71,8 @@ Execution::Execution(const ExecutionOptions &options) : options_(options), start
 }
 
 void Execution::AnnounceBackend() const {
+  if (announced_) return;
+  announced_ = true;
   rad::AnnounceBackend(MPI_COMM_WORLD, options_.backend, backend_, options_.quiet);
 }
 

@@ -53,7 +53,8 @@ class Execution {
   const std::string &ThreadNote() const { return threadNote_; }
 
   // Rank 0, unless quiet: the one-line notice when `auto` fell back to the CPU. Called once the command's input
-  // is validated, so that a bad input still gives exactly one line.
+  // is validated, so that a bad input still gives exactly one line. Said once per job (`run --refine` computes
+  // form factors once per pass).
   void AnnounceBackend() const;
 
  private:
@@ -64,6 +65,7 @@ class Execution {
   PhaseTimers timers_;
   double start_ = 0;
   std::unique_ptr<ThreadLimit> limit_;
+  mutable bool announced_ = false;
 };
 
 }  // namespace rad
