@@ -186,13 +186,14 @@ void FormFactorJob::PrepareDense() {
     request.floatHint = "--precision float";
     request.floatExtraBytes = FormFactorStagingBytes(exec_.UsedBackend(), true);
   }
-  // A coarser --subdiv to suggest; meshing by size gets a patch count instead (--patches).
-  if (meshing_.maxPatchSize <= 0) {
+  // A coarser --subdiv to suggest; meshing by size gets a patch count instead (--patches); patches refined where
+  // B varies, the count alone (neither option sets it).
+  const bool bySubdiv = meshing_.maxPatchSize <= 0;
+  if (!meshing_.refined && bySubdiv) {
     request.subdiv = meshing_.subdiv;
     for (int k = 0; k <= meshing_.subdiv; ++k) request.patchesBySubdiv.push_back(CountPatches(scene_, k));
-  } else {
-    request.patchCountOption = "--patches";
   }
+  if (!meshing_.refined && !bySubdiv) request.patchCountOption = "--patches";
   denseBytesPerRank_ = request.model.MatrixBytes(patchCount_, (long long)f_.RowCount());
   memory_ = CheckMemory(MPI_COMM_WORLD, request, o_.memoryLimit);
 

@@ -13,6 +13,7 @@ in the light's plane): closed form. Checked:
   - 1 and 2 ranks (and 1 or 2 threads) give the same patches and B to the bit;
   - a white furnace (every patch emits and reflects alike, B the same everywhere) splits nothing;
   - --refine-min-size stops the splits at that size, and says how many it stopped;
+  - a pass too large for the memory stops the job before it computes anything, with exit 2 and one line;
   - the files say how the patches were made (radiosity.h5 attributes, summary.txt, timings.json).
 
 Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_SOURCE_DIR).
@@ -28,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_cli  # noqa: E402
-from test_cli import CliTestCase, describe, run  # noqa: E402
+from test_cli import CliTestCase, describe, program_stderr_lines, run  # noqa: E402
 
 RHO, EMISSION = 0.5, 10.0
 LIGHT, LIGHT_Y = 0.5, 2.0       # the light: [-0.5, 0.5]^2 at y = 2, facing down
@@ -215,6 +216,22 @@ class TestRefinement(CliTestCase):
         self.assertRegex(stderr, r"refinement pass 2 of 3: .* \d+ more at --refine-min-size")
         # Pass 2 could split nothing: the run stops there, with pass 1's patches.
         self.assertNotIn("refinement pass 3", stderr)
+
+    def test_a_pass_too_large_for_the_memory_stops_with_nothing_written(self):
+        # Dense F of the third pass's patches (845) is over the limit; the passes before fit. The check before
+        # that pass stops the job with exit 2 and one line giving the count, not a --subdiv or --patches that
+        # would not set it.
+        out = self.path("tight")
+        proc = run(["run", "--input", self.scene, "--max-patch-size", "0.25", "--refine", "3", "--operator", "dense",
+                    "--memory-limit", "3M", "--output-dir", out], cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertIn("refinement pass 3 of 3", proc.stderr)
+        error = [line for line in program_stderr_lines(proc.stderr) if "error" in line]
+        self.assertEqual(len(error), 1, proc.stderr)
+        self.assertIn("845 patches", error[0])
+        self.assertNotIn("--subdiv", error[0])
+        self.assertNotIn("--patches", error[0])
+        self.assertFalse(os.path.exists(out), "nothing is written")
 
     def test_a_white_furnace_splits_nothing(self):
         # A closed cube whose walls all emit 1 and reflect 0.5: B = 2 everywhere, nothing varies.
