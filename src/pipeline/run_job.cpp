@@ -76,14 +76,15 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
       refined = RefineWhereRadianceVaries(job->Geometry().patches, result.radiance, o.refine, done);
     }
     passes.push_back(done);
-    if (WorldRank() == 0 && !quiet)
+    if (WorldRank() == 0 && !quiet) {
+      const std::string stopped =
+          done.tooSmall > 0 ? ", " + std::to_string(done.tooSmall) + " more at --refine-min-size" : "";
       std::fprintf(stderr,
                    "radiosity: refinement pass %d of %d: %lld of %lld patches split where B steps by more than %g "
                    "of its mean (largest step %.3g%s); %zu patches\n",
                    pass + 1, o.refine.passes, done.split, done.patches, o.refine.contrast, done.largestStep,
-                   done.tooSmall > 0 ? (", " + std::to_string(done.tooSmall) + " more at --refine-min-size").c_str()
-                                     : "",
-                   refined.size());
+                   stopped.c_str(), refined.size());
+    }
     if (done.split == 0) break;  // nothing varies enough: this solve is the answer
     o.formFactors.meshing = job->UsedMeshing();  // --patches resolved once, for the first pass
     o.formFactors.meshing.refined = std::make_shared<const std::vector<Patch>>(std::move(refined));

@@ -234,14 +234,8 @@ class TestRefinement(CliTestCase):
         self.assertFalse(os.path.exists(out), "nothing is written")
 
     def test_a_white_furnace_splits_nothing(self):
-        # A closed cube whose walls all emit 1 and reflect 0.5: B = 2 everywhere, nothing varies.
-        cube = self.path("furnace.obj")
-        with open(cube, "w") as fh:
-            fh.write("mtllib furnace.mtl\nusemtl glow\n"
-                     "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n"
-                     "f 1 2 3 4\nf 5 8 7 6\nf 1 5 6 2\nf 2 6 7 3\nf 3 7 8 4\nf 4 8 5 1\n")
-        with open(self.path("furnace.mtl"), "w") as fh:
-            fh.write("newmtl glow\nKd 0.5 0.5 0.5\nKe 1 1 1\n")
+        # meshes/tests/furnace_cube.obj: a closed cube whose walls all emit 1 and reflect 0.5: B = 2 everywhere.
+        cube = os.path.join(test_cli.TEST_MESHES, "furnace_cube.obj")
         proc = run(["run", "--input", cube, "--subdiv", "2", "--refine", "2", "--refine-contrast", "1e-4",
                     "--output-dir", self.path("furnace"), "--width", "16", "--height", "16"], cwd=self.tmp)
         self.assertEqual(proc.returncode, 0, describe(proc))
