@@ -45,8 +45,13 @@ void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdi
   CLI::Option *count = cmd.add_option("--patches", meshing.patches,
                                       "About N patches in all: the finest --max-patch-size whose total is at most N")
                            ->check(PositiveValue("a positive number of patches"));
+  CLI::Option *texels = cmd.add_option("--texel-size", meshing.texelSize,
+                                       "Lightmap texels of side L (scene units) as patches: every planar polygon gets "
+                                       "a grid of texels in its own plane, and each texel it covers is a patch")
+                            ->check(PositiveValue("a positive length"));
   size->excludes(subdiv)->excludes(count);
   count->excludes(subdiv);
+  texels->excludes(subdiv)->excludes(size)->excludes(count);
 }
 
 void AddExecutionOptions(CLI::App &cmd, ExecutionOptions &o, ExecutionFlags flags) {

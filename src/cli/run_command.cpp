@@ -24,11 +24,12 @@ CommandRunner AddRunCommand(CLI::App &app) {
                 "the hierarchical one)");
   cmd->add_flag("--raw", o->raw, "Also write F as the reference paper's raw file `formfactors` in the folder");
   cmd->add_flag("--ply", o->ply, "Also write radiosity.ply: the patch mesh with per-vertex radiance");
-  cmd->add_option("--refine", o->refine.passes,
+  auto *refine = cmd->add_option("--refine", o->refine.passes,
                   "Passes of adaptive refinement: after the solve, split in four the patches whose B differs from a "
                   "neighbour's (touching, coplanar, same material) by more than --refine-contrast, and compute F and "
                   "B again on them (0: none)")
       ->capture_default_str()->check(CLI::Range(0, 12));
+  refine->excludes("--texel-size");  // texels are a lightmap's grid: split, they would no longer be one
   cmd->add_option("--refine-contrast", o->refine.contrast,
                   "The step in B between neighbours that splits them, as a share of the scene's mean reflected B "
                   "(area-weighted, channel by channel)")

@@ -1,5 +1,7 @@
 #include "pipeline/form_factor_stage.h"
 
+#include "scene/texel_charts.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include "io/csr_hdf5.h"
 #include "io/raw_matrix.h"
 #include "pipeline/outputs.h"
+#include "scene/texel_charts.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
 
@@ -124,6 +127,7 @@ void FormFactorJob::Prepare() {
     ReportSceneWarnings(scene_, exec_.Quiet());
     meshing_ = ResolveMeshing(scene_, o_.meshing);
   }
+  if (meshing_.texelSize > 0) CheckTexelMemory();
   patchCount_ = CountPatches(scene_, meshing_);
   if (patchCount_ > std::numeric_limits<int32_t>::max())
     throw InputError(o_.input.Label() + ": " + meshing_.Describe() + " gives too many patches");
@@ -134,6 +138,22 @@ void FormFactorJob::Prepare() {
   f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
   if (Sparse()) return PrepareSparse();
   PrepareDense();
+}
+
+// Texels far too small are refused before they are counted (which takes as long as making them): a texel holds at
+// most its own area of the polygon, so the polygons' area in texels is a floor on the patches.
+void FormFactorJob::CheckTexelMemory() {
+  const double least = TexelPatchFloor(scene_, MakeTexelCharts(scene_, meshing_.texelSize));
+  CheckMemoryNeed(MPI_COMM_WORLD, least * kBytesPerPatch, o_.memoryLimit,
+                  [&](double worst, double limit, const std::string &source) {
+                    char text[320];
+                    std::snprintf(text, sizeof text,
+                                  "--texel-size %g gives at least %.3g texel patches, whose data alone need %s on a "
+                                  "rank, more than the %s it may use (%s): take a larger --texel-size",
+                                  meshing_.texelSize, least, FormatBytes(worst).c_str(), FormatBytes(limit).c_str(),
+                                  source.c_str());
+                    return o_.input.Label() + ": " + text;
+                  });
 }
 
 // --operator auto: dense when its memory check passes, else the operator beyond it (said in one line, also
@@ -188,12 +208,12 @@ void FormFactorJob::PrepareDense() {
   }
   // A coarser --subdiv to suggest; meshing by size gets a patch count instead (--patches); patches refined where
   // B varies, the count alone (neither option sets it).
-  const bool bySubdiv = meshing_.maxPatchSize <= 0;
+  const bool bySubdiv = meshing_.maxPatchSize <= 0 && meshing_.texelSize <= 0;
   if (!meshing_.refined && bySubdiv) {
     request.subdiv = meshing_.subdiv;
     for (int k = 0; k <= meshing_.subdiv; ++k) request.patchesBySubdiv.push_back(CountPatches(scene_, k));
   }
-  if (!meshing_.refined && !bySubdiv) request.patchCountOption = "--patches";
+  if (!meshing_.refined && meshing_.maxPatchSize > 0) request.patchCountOption = "--patches";
   denseBytesPerRank_ = request.model.MatrixBytes(patchCount_, (long long)f_.RowCount());
   memory_ = CheckMemory(MPI_COMM_WORLD, request, o_.memoryLimit);
 
@@ -211,17 +231,8 @@ void FormFactorJob::PrepareDense() {
 // The sparse operator's memory is its entries, which only the walk of the patch tree can bound: the tree is
 // built and walked here (no kernel), and the bound checked before anything is computed.
 void FormFactorJob::PrepareSparse() {
-  {
-    ScopedPhase phase(exec_.Timers(), "acceleration");
-    geometry_ = BuildFormFactorGeometry(scene_, meshing_);
-    tree_ = std::make_shared<PatchTree>(BuildPatchTree(geometry_.patches));
-    if (Hierarchical()) {
-      elements_ = std::make_shared<ElementForest>(BuildElementForest(geometry_.patches));
-      embree_ = std::make_unique<EmbreeScene>(scene_);
-    }
-  }
   // Per row four doubles, per patch its data and tree share, and the operator check's dense rows: checked
-  // first on their own, since the walks below take time as the entries they bound (minutes on a cube of 60000
+  // first on their own, before the patches are made, since the walks below take time as the entries they bound (minutes on a cube of 60000
   // patches at --drop-below 1e-6), and a limit that these alone exceed needs no walk to be refused.
   const double checkBytes = double(std::min<long long>(o_.checkRows, (long long)f_.RowCount())) *
                             double(patchCount_) * sizeof(double);
@@ -234,6 +245,15 @@ void FormFactorJob::PrepareSparse() {
                   [&](double worst, double limit, const std::string &source) {
                     return SparseRefusal(worst, limit, source, -1);
                   });
+  {
+    ScopedPhase phase(exec_.Timers(), "acceleration");
+    geometry_ = BuildFormFactorGeometry(scene_, meshing_);
+    tree_ = std::make_shared<PatchTree>(BuildPatchTree(geometry_.patches));
+    if (Hierarchical()) {
+      elements_ = std::make_shared<ElementForest>(BuildElementForest(geometry_.patches));
+      embree_ = std::make_unique<EmbreeScene>(scene_);
+    }
+  }
   // The hierarchical operator's elements take their links before the rows are counted: where each row's walk
   // starts depends on their shadow rays.
   if (Hierarchical()) {

@@ -121,6 +121,7 @@ class FormFactorJob {
     long long nonzeros = 0;
   } sparseSummary_;
   void PrepareSparse();
+  void CheckTexelMemory();
   // The refusal of the sparse rows' memory check: before the walks (rowsDone -1: geometry and trees alone), before
   // the rows (0), or before a block of them (the rows done).
   std::string SparseRefusal(double need, double limit, const std::string &source, long long rowsDone) const;

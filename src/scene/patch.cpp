@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "scene/texel_charts.h"
 #include "util/error.h"
 
 namespace rad {
@@ -27,9 +28,7 @@ double PolygonDiameter(const std::vector<Vec3> &corners) {
   return diameter;
 }
 
-namespace {
-
-Patch MakePatch(const Vec3 *corners, int count, int face, const Material &material, Vec3 faceNormal) {
+Patch PatchOf(const Vec3 *corners, int count, int face, const Material &material, Vec3 faceNormal) {
   Patch p;
   p.cornerCount = count;
   for (int k = 0; k < 4; ++k) p.corners[k] = corners[k < count ? k : count - 1];
@@ -53,6 +52,8 @@ Patch MakePatch(const Vec3 *corners, int count, int face, const Material &materi
   return p;
 }
 
+namespace {
+
 Vec3 Bilinear(const Vec3 *q, double u, double v) {
   return q[0] * ((1 - u) * (1 - v)) + q[1] * (u * (1 - v)) + q[2] * (u * v) + q[3] * ((1 - u) * v);
 }
@@ -66,7 +67,7 @@ void SplitQuad(const Vec3 *q, int nu, int nv, int face, const Material &m, Vec3 
       const double u0 = double(a) / nu, u1 = double(a + 1) / nu;
       const double v0 = double(b) / nv, v1 = double(b + 1) / nv;
       const Vec3 c[4] = {Bilinear(q, u0, v0), Bilinear(q, u1, v0), Bilinear(q, u1, v1), Bilinear(q, u0, v1)};
-      out.push_back(MakePatch(c, 4, face, m, normal));
+      out.push_back(PatchOf(c, 4, face, m, normal));
     }
   }
 }
@@ -79,10 +80,10 @@ void SplitTriangle(const Vec3 *t, int n, int face, const Material &m, Vec3 norma
   for (int j = 0; j < n; ++j) {
     for (int i = 0; i + j < n; ++i) {
       const Vec3 up[3] = {P(i, j), P(i + 1, j), P(i, j + 1)};
-      out.push_back(MakePatch(up, 3, face, m, normal));
+      out.push_back(PatchOf(up, 3, face, m, normal));
       if (i + j + 1 < n) {
         const Vec3 down[3] = {P(i + 1, j), P(i + 1, j + 1), P(i, j + 1)};
-        out.push_back(MakePatch(down, 3, face, m, normal));
+        out.push_back(PatchOf(down, 3, face, m, normal));
       }
     }
   }
@@ -141,6 +142,7 @@ void CheckMeshing(const Meshing &m) {
   if (m.subdiv < 0 || m.subdiv > 12) throw InputError("--subdiv must be between 0 and 12");
   if (!(m.maxPatchSize >= 0) || !std::isfinite(m.maxPatchSize))
     throw InputError("--max-patch-size must be a positive length");
+  if (!(m.texelSize >= 0) || !std::isfinite(m.texelSize)) throw InputError("--texel-size must be a positive length");
 }
 
 double LongestSceneEdge(const Scene &scene) {
@@ -155,7 +157,9 @@ double LongestSceneEdge(const Scene &scene) {
 
 std::string Meshing::Describe() const {
   char text[96];
-  if (maxPatchSize <= 0)
+  if (texelSize > 0)
+    std::snprintf(text, sizeof text, "texel size %.6g", texelSize);
+  else if (maxPatchSize <= 0)
     std::snprintf(text, sizeof text, "subdiv %d", subdiv);
   else
     std::snprintf(text, sizeof text, "max patch size %.6g", maxPatchSize);
@@ -188,6 +192,7 @@ double LongestEdge(const Patch &p) {
 long long CountPatches(const Scene &scene, const Meshing &meshing) {
   CheckMeshing(meshing);
   if (meshing.refined) return (long long)meshing.refined->size();
+  if (meshing.texelSize > 0) return CountTexelPatches(scene, MakeTexelCharts(scene, meshing.texelSize));
   long long total = 0;
   ForEachPiece(scene, meshing, [&](size_t, const Vec3 *, int nu, int nv) { total += (long long)nu * nv; },
                [&](size_t, const Vec3 *, int n) { total += (long long)n * n; });
@@ -200,7 +205,11 @@ Meshing ResolveMeshing(const Scene &scene, const Meshing &meshing) {
   for (const Face &f : scene.faces) anyPatch = anyPatch || !scene.materials[size_t(f.material)].obstruction;
   if (!anyPatch) throw InputError(scene.path + ": no patches: every polygon is an obstruction");
   if (m.patches < 0) throw InputError("--patches must be positive");
-  if (m.maxPatchSize > 0) m.subdiv = 0;  // by size: `run`'s default level does not apply
+  if (m.maxPatchSize > 0 || m.texelSize > 0) m.subdiv = 0;  // by size: `run`'s default level does not apply
+  if (m.texelSize > 0) {
+    MakeTexelCharts(scene, m.texelSize);  // a polygon that cannot have a chart is refused here, before any work
+    return m;
+  }
   if (m.patches == 0 || m.refined) return m;
   long long pieces = 0;
   for (const Face &f : scene.faces) pieces += scene.materials[size_t(f.material)].obstruction ? 0 : PieceCount(f);
@@ -228,6 +237,10 @@ Meshing ResolveMeshing(const Scene &scene, const Meshing &meshing) {
 std::vector<Patch> MakePatches(const Scene &scene, const Meshing &meshing) {
   if (meshing.refined) return *meshing.refined;
   std::vector<Patch> patches;
+  if (meshing.texelSize > 0) {
+    MakeTexelPatches(scene, MakeTexelCharts(scene, meshing.texelSize), &patches, nullptr);
+    return patches;
+  }
   patches.reserve(size_t(CountPatches(scene, meshing)));
   ForEachPiece(
       scene, meshing,

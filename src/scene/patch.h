@@ -36,6 +36,8 @@ double PolygonDiameter(const std::vector<Vec3> &corners);
 struct Meshing {
   int subdiv = 0;
   double maxPatchSize = 0;  // > 0: by size (subdiv is then 0)
+  // > 0: lightmap texels of this size as patches (texel_charts.h; subdiv is then 0)
+  double texelSize = 0;
   long long patches = 0;    // > 0: an approximate total, resolved into maxPatchSize
   // Set: the patches themselves, as `run --refine` left them after `refinePasses` passes of splitting the
   // patches made as above where B varies (refinement.h); MakePatches returns them and CountPatches their count.
@@ -45,6 +47,10 @@ struct Meshing {
   // "subdiv 3", "max patch size 0.25", "subdiv 2, refined twice where B varies"
   std::string Describe() const;
 };
+
+// A patch of corners[0, count) (3 or 4, planar, convex, counter-clockwise about `faceNormal`) of face `face`,
+// with its area and area centroid; its normal is the face's, exactly, so that all patches of a face share it.
+Patch PatchOf(const Vec3 *corners, int count, int face, const Material &material, Vec3 faceNormal);
 
 // The four patches a patch splits into, appended to `out` in the order MakePatches gives one piece split in
 // two along each side: a quad at the midpoints of its bilinear parameters, a triangle at its edges' midpoints
