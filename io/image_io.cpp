@@ -61,16 +61,35 @@ void WriteImage(const std::string &path, const Image &image, double exposure) {
     WritePng(path, image, exposure);
 }
 
+namespace {
+std::vector<uint8_t> SrgbBytes(const Image &image, double exposure) {
+  std::vector<uint8_t> bytes(image.rgb.size());
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = LinearToSrgb8(image.rgb[i], exposure);
+  return bytes;
+}
+}  // namespace
+
 void WritePng(const std::string &path, const Image &image, double exposure) {
   const std::string what = "PNG image";
   CheckWritable(path, image, what);
-  std::vector<uint8_t> bytes(image.rgb.size());
-  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = LinearToSrgb8(image.rgb[i], exposure);
+  const std::vector<uint8_t> bytes = SrgbBytes(image, exposure);
   WriteAtomically(path, what, [&](const std::string &partial) -> std::string {
     errno = 0;  // stb gives no reason of its own; fopen's errno is the likely one
     if (stbi_write_png(partial.c_str(), image.width, image.height, 3, bytes.data(), image.width * 3)) return "";
     return errno ? std::strerror(errno) : "stb_image_write failed";
   });
+}
+
+std::vector<uint8_t> EncodePng(const Image &image, double exposure) {
+  const std::vector<uint8_t> bytes = SrgbBytes(image, exposure);
+  std::vector<uint8_t> png;
+  stbi_write_png_to_func(
+      [](void *context, void *data, int size) {
+        auto *out = static_cast<std::vector<uint8_t> *>(context);
+        out->insert(out->end(), static_cast<uint8_t *>(data), static_cast<uint8_t *>(data) + size);
+      },
+      &png, image.width, image.height, 3, bytes.data(), image.width * 3);
+  return png;
 }
 
 Image ReadExr(const std::string &path) {

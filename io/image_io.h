@@ -15,6 +15,8 @@ namespace rad {
 // Throw InputError naming the path if the file cannot be written.
 void WriteExr(const std::string &path, const Image &image);
 void WritePng(const std::string &path, const Image &image, double exposure);
+// The PNG file's bytes, for a container that embeds the image (a glTF scene).
+std::vector<uint8_t> EncodePng(const Image &image, double exposure);
 
 // An image file's format, chosen by its extension: `.png` or `.exr`, in any case. A path with neither is an
 // InputError naming `option`: writing PNG bytes into `x.exr` (or into `x.jpg`) would give a file that other

@@ -48,6 +48,9 @@ class RadiosityFileWriter {
   void WritePathTrace(const std::vector<double> &radiance, const std::vector<double> &standardError,
                       const Attributes &attributes);
 
+  // Collective; every rank supplies the same data. `/lightmap/texel` [n][3] int32: each patch's lightmap page, column
+  // and row (lightmap/atlas.h); the attributes (resolution, pages, texel size, gutter) go on the /lightmap group.
+  void WriteLightmapTexels(const std::vector<int32_t> &pageColumnRow, const Attributes &attributes);
   // Collective: attributes of the file itself (root group), e.g. the input scene.
   void WriteFileAttributes(const Attributes &attributes);
 

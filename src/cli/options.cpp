@@ -49,9 +49,14 @@ void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdi
                                        "Lightmap texels of side L (scene units) as patches: every planar polygon gets "
                                        "a grid of texels in its own plane, and each texel it covers is a patch")
                             ->check(PositiveValue("a positive length"));
+  CLI::Option *page = cmd.add_option("--lightmap-resolution", meshing.lightmapResolution,
+                                     "Side of a lightmap page in texels (default 1024 with --texel-size); alone, the "
+                                     "texel size that fills one page with every polygon's chart")
+                          ->check(CLI::Range(8, 16384));
   size->excludes(subdiv)->excludes(count);
   count->excludes(subdiv);
   texels->excludes(subdiv)->excludes(size)->excludes(count);
+  page->excludes(subdiv)->excludes(size)->excludes(count);
 }
 
 void AddExecutionOptions(CLI::App &cmd, ExecutionOptions &o, ExecutionFlags flags) {

@@ -29,7 +29,7 @@ CommandRunner AddRunCommand(CLI::App &app) {
                   "neighbour's (touching, coplanar, same material) by more than --refine-contrast, and compute F and "
                   "B again on them (0: none)")
       ->capture_default_str()->check(CLI::Range(0, 12));
-  refine->excludes("--texel-size");  // texels are a lightmap's grid: split, they would no longer be one
+  refine->excludes("--texel-size")->excludes("--lightmap-resolution");  // texels are a lightmap's grid: split, they would no longer be one
   cmd->add_option("--refine-contrast", o->refine.contrast,
                   "The step in B between neighbours that splits them, as a share of the scene's mean reflected B "
                   "(area-weighted, channel by channel)")

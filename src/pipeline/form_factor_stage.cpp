@@ -515,6 +515,8 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.strings["precision"] = PrecisionName(o_.precision);
   a.numbers["subdiv"] = meshing_.subdiv;
   if (meshing_.maxPatchSize > 0) a.numbers["max_patch_size"] = meshing_.maxPatchSize;
+  if (meshing_.texelSize > 0) a.numbers["texel_size"] = meshing_.texelSize;
+  if (meshing_.texelSize > 0) a.numbers["lightmap_resolution"] = meshing_.lightmapResolution;
   if (meshing_.patches > 0) a.numbers["patches_requested"] = double(meshing_.patches);
   a.numbers["input_polygons"] = scene_.polygonCount;
   a.numbers["polygons_triangulated_nonplanar"] = double(scene_.repairs.nonPlanar.count);

@@ -79,7 +79,8 @@ class FormFactorJob {
   const FormFactorJobOptions &Options() const { return o_; }
   long long PatchCount() const { return patchCount_; }
   ClosureStats Closure() const { return closure_; }
-  const Meshing &UsedMeshing() const { return meshing_; }  // with --patches resolved into a patch size
+  const Meshing &UsedMeshing() const { return meshing_; }
+  const Scene &LoadedScene() const { return scene_; }  // with --patches resolved into a patch size
 
  private:
   void ReportInterpenetrations() const;

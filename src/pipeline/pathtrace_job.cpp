@@ -148,6 +148,8 @@ int RunPathTraceJob(const PathTraceJobOptions &o, Execution &exec) {
     group.numbers["roulette_threshold"] = o.rouletteThreshold;
     group.numbers["subdiv"] = meshing.subdiv;
     if (meshing.maxPatchSize > 0) group.numbers["max_patch_size"] = meshing.maxPatchSize;
+    if (meshing.texelSize > 0) group.numbers["texel_size"] = meshing.texelSize;
+    if (meshing.texelSize > 0) group.numbers["lightmap_resolution"] = meshing.lightmapResolution;
     group.numbers["seed"] = double(o.seed);
     writer.WritePathTrace(estimates.radiance, estimates.standardError, group);
     writer.Commit();

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <memory>
 
+#include "pipeline/lightmap_stage.h"
 #include "pipeline/outputs.h"
 #include "util/agree.h"
 #include "util/error.h"
@@ -93,6 +94,11 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   const std::vector<Patch> &patches = job->Geometry().patches;
   const std::string refinement = passes.empty() ? "" : DescribeRefinement(passes, (long long)patches.size());
 
+  // On texels, the lightmap they make.
+  std::unique_ptr<LightmapLayout> lightmap;
+  if (job->UsedMeshing().texelSize > 0)
+    lightmap = std::make_unique<LightmapLayout>(job->LoadedScene(), job->UsedMeshing(), patches.size());
+  std::string written = "radiosity.h5,image.png,image.exr,timings.json,summary.txt";
   {
     ScopedPhase phase(exec.Timers(), "output I/O");
     RadiosityFileWriter writer(MPI_COMM_WORLD, radiosityPath);
@@ -106,10 +112,17 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
     }
     writer.WriteFileAttributes(file);
     writer.WritePatches(patches);
+    if (lightmap) WriteLightmapTexels(writer, *lightmap);
     if (o.saveFormFactors) job->WriteFormFactors(writer);
     writer.WriteRadiosity(result.radiance, result.residuals, SolverAttributes(o.solve, result));
     writer.Commit();
     if (o.raw) job->WriteRaw(o.formFactors.raw);
+    if (lightmap)
+      OnRankZero(MPI_COMM_WORLD, [&] {
+        for (const std::string &name : WriteLightmapFiles(o.outputDir, job->LoadedScene(), *lightmap, patches,
+                                                          result.radiance, o.render.exposure))
+          written += "," + name;
+      });
   }
   RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), exec.Timers(), quiet);
 
@@ -121,7 +134,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   job->Report("run", extra);
   const std::vector<PhaseTimers::Summary> phases = exec.Timers().Reduce(MPI_COMM_WORLD, "total");
   OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), *job, exec, result, o, phases, refinement); });
-  if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: wrote %s/{radiosity.h5,image.png,image.exr,timings.json,summary.txt}\n", o.outputDir.c_str());
+  if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: wrote %s/{%s}\n", o.outputDir.c_str(), written.c_str());
   return FinishSolve(result);
 }
 

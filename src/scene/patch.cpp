@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "lightmap/atlas.h"
 #include "scene/texel_charts.h"
 #include "util/error.h"
 
@@ -143,6 +144,7 @@ void CheckMeshing(const Meshing &m) {
   if (!(m.maxPatchSize >= 0) || !std::isfinite(m.maxPatchSize))
     throw InputError("--max-patch-size must be a positive length");
   if (!(m.texelSize >= 0) || !std::isfinite(m.texelSize)) throw InputError("--texel-size must be a positive length");
+  if (m.lightmapResolution < 0) throw InputError("--lightmap-resolution must be a positive number of texels");
 }
 
 double LongestSceneEdge(const Scene &scene) {
@@ -206,8 +208,12 @@ Meshing ResolveMeshing(const Scene &scene, const Meshing &meshing) {
   if (!anyPatch) throw InputError(scene.path + ": no patches: every polygon is an obstruction");
   if (m.patches < 0) throw InputError("--patches must be positive");
   if (m.maxPatchSize > 0 || m.texelSize > 0) m.subdiv = 0;  // by size: `run`'s default level does not apply
-  if (m.texelSize > 0) {
-    MakeTexelCharts(scene, m.texelSize);  // a polygon that cannot have a chart is refused here, before any work
+  if (m.texelSize > 0 || m.lightmapResolution > 0) {
+    if (m.lightmapResolution <= 0) m.lightmapResolution = kDefaultLightmapPage;
+    if (m.texelSize <= 0) m.texelSize = TexelSizeForOnePage(scene, m.lightmapResolution);
+    m.subdiv = 0;
+    // A polygon that cannot have a chart, or a chart larger than a page, is refused here, before any work.
+    PackCharts(scene, MakeTexelCharts(scene, m.texelSize), m.lightmapResolution);
     return m;
   }
   if (m.patches == 0 || m.refined) return m;

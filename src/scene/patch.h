@@ -38,6 +38,9 @@ struct Meshing {
   double maxPatchSize = 0;  // > 0: by size (subdiv is then 0)
   // > 0: lightmap texels of this size as patches (texel_charts.h; subdiv is then 0)
   double texelSize = 0;
+  // Texels: the side of a lightmap page in texels; given alone, the texel size is the one that fills one page
+  // (ResolveMeshing: lightmap/atlas.h)
+  int lightmapResolution = 0;
   long long patches = 0;    // > 0: an approximate total, resolved into maxPatchSize
   // Set: the patches themselves, as `run --refine` left them after `refinePasses` passes of splitting the
   // patches made as above where B varies (refinement.h); MakePatches returns them and CountPatches their count.
