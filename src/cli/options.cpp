@@ -99,6 +99,18 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
             "Occluded pairs: exact (shadows cut out of the receiver for every cubature point; accurate to "
             "the cubature tolerance) or rays (kernel-weighted stratified shadow rays: for previews, 10 to "
             "40 times faster on scenes with many occluded pairs, entries within about 2 %)");
+  AddChoice(cmd, "--method", o.method, {{"kernel", FormFactorMethod::kKernel}, {"hemicube", FormFactorMethod::kHemicube}},
+            "How entries are computed: kernel (the default: each pair's form factor integrated to "
+            "--quadrature-tolerance, with --visibility) or hemicube (each row gathered by a hemicube at the patch's "
+            "centroid, --hemicube pixels a side, into sparse rows: texture-space radiosity's way, for texels)");
+  cmd.add_option("--hemicube", o.hemicube.resolution,
+                 "--method hemicube: pixels along the top face's side (even); the sides are half as high, so 64 "
+                 "means 64 x 64 x 32 and 3 x 64^2 rays a row")
+      ->capture_default_str()->check(CLI::Range(2, 4096));
+  cmd.add_option("--hemicube-rotation", o.hemicube.rotate,
+                 "--method hemicube: turn each patch's hemicube about its normal by its own random angle "
+                 "(noise instead of banding)")
+      ->capture_default_str();
   cmd.add_option("--shadow-rays", o.shadowRays,
                  "Stratified shadow rays per occluded patch pair (--visibility rays, and pairs with more than 64 "
                  "occluders)")

@@ -12,6 +12,7 @@
 #include "formfactor/pair_exchange.h"
 #include "formfactor/visible_region.h"
 #include "formfactor/embree_scene.h"
+#include "formfactor/hemicube.h"
 #include "io/csr_hdf5.h"
 #include "io/raw_matrix.h"
 #include "pipeline/outputs.h"
@@ -32,6 +33,16 @@ const char *OperatorName(FormFactorOperator op) {
 
 FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_(std::move(options)), exec_(exec) {
   distribution_ = o_.distribution;
+  if (Hemicube()) {  // its rows are sparse by nature, one entry per patch a pixel sees
+    if (o_.op != FormFactorOperator::kAuto)
+      throw InputError("--method hemicube makes sparse rows of its own: --operator " + std::string(OperatorName(o_.op)) +
+                       " does not apply");
+    if (o_.normalizeRows) throw InputError("--method hemicube: --normalize-rows does not apply (a closed scene's "
+                                           "hemicube rows sum to 1 already, an open one's say what escapes)");
+    if (o_.hemicube.resolution < 2 || o_.hemicube.resolution % 2 != 0)
+      throw InputError("--hemicube " + std::to_string(o_.hemicube.resolution) + ": the resolution must be even");
+    o_.hemicube.seed = o_.seed;
+  }
   // What only the dense operator writes or does leaves auto no choice.
   if (o_.op == FormFactorOperator::kAuto && (o_.normalizeRows || !o_.raw.empty())) o_.op = FormFactorOperator::kDense;
   if (Sparse()) CheckSparseOptions();
@@ -133,6 +144,11 @@ void FormFactorJob::Prepare() {
     throw InputError(o_.input.Label() + ": " + meshing_.Describe() + " gives too many patches");
   f_.n = patchCount_;
   f_.precision = o_.precision;
+  if (Hemicube()) {
+    distribution_ = Distribution::kBlock;  // CSR rows: one range per rank, as a CSR file has them
+    f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
+    return PrepareHemicube();
+  }
   if (o_.op == FormFactorOperator::kAuto) return ChooseOperator(rank, size);
   if (Sparse()) distribution_ = Distribution::kBlock;  // a CSR file's rows are one range per rank
   f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
@@ -154,6 +170,44 @@ void FormFactorJob::CheckTexelMemory() {
                                   source.c_str());
                     return o_.input.Label() + ": " + text;
                   });
+}
+
+// Hemicube rows hold at most one entry per pixel or per patch, whichever is fewer: checked at that bound,
+// beside the patches and the per-thread accumulators, before the patches are made.
+void FormFactorJob::PrepareHemicube() {
+  const double perRow = double(std::min<long long>(patchCount_, HemicubePixels(o_.hemicube.resolution)));
+  const double entryBytes = (f_.precision == Precision::kFloat ? 4 : 8) + sizeof(int32_t);
+  // Each row's entries are held twice while the rows are joined into one CSR array.
+  const double need = double(f_.RowCount()) * perRow * entryBytes * 2 +
+                      double(patchCount_) * (kBytesPerPatch + 64 + 8.0 * exec_.Threads());
+  memory_ = CheckMemoryNeed(MPI_COMM_WORLD, need, o_.memoryLimit, [&](double worst, double limit,
+                                                                       const std::string &source) {
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "%lld patches with hemicube rows of up to %.0f entries need up to %s on a rank, more than the %s "
+                  "it may use (%s): use more ranks, a smaller --hemicube, --precision float or fewer patches",
+                  patchCount_, perRow, FormatBytes(worst).c_str(), FormatBytes(limit).c_str(), source.c_str());
+    return o_.input.Label() + ": " + text;
+  });
+  {
+    ScopedPhase phase(exec_.Timers(), "acceleration");
+    geometry_ = BuildFormFactorGeometry(scene_, meshing_);
+  }
+  if (exec_.Talks())
+    std::fprintf(stderr,
+                 "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), hemicube %d x %d x %d "
+                 "(%d rays a row%s), at most %.1f MiB of F per rank (%s)\n",
+                 o_.input.Label().c_str(), scene_.faces.size(), patchCount_, exec_.Ranks(), exec_.Threads(),
+                 o_.hemicube.resolution, o_.hemicube.resolution, o_.hemicube.resolution / 2,
+                 HemicubePixels(o_.hemicube.resolution), o_.hemicube.rotate ? ", each turned at random" : "",
+                 double(f_.RowCount()) * perRow * entryBytes / (1 << 20), memory_.Describe().c_str());
+}
+
+void FormFactorJob::RunHemicube() {
+  if (exec_.Talks() && exec_.UsedBackend() != Backend::kCpu)
+    std::fprintf(stderr, "radiosity: note: hemicube rows are traced on the CPU cores (Embree)\n");
+  ScopedPhase phase(exec_.Timers(), "hemicube rows");
+  ComputeHemicubeRowsCpu(scene_, geometry_.patches, f_.rows, o_.hemicube, f_, hemicubeRays_, exec_.Talks());
 }
 
 // --operator auto: dense when its memory check passes, else the operator beyond it (said in one line, also
@@ -413,9 +467,10 @@ void FormFactorJob::SummariseSparse(const std::vector<double> &rowSums) {
   skyViewFactor_.resize(f_.RowCount());
   double droppedSum = 0, droppedMax = 0, skyMin = HUGE_VAL, skyMax = -HUGE_VAL, skySum = 0;
   for (size_t r = 0; r < f_.RowCount(); ++r) {
-    skyViewFactor_[r] = 1 - rowSums[r] - f_.dropped[r];
-    droppedSum += f_.dropped[r];
-    droppedMax = std::max(droppedMax, f_.dropped[r]);
+    const double dropped = f_.dropped.empty() ? 0.0 : f_.dropped[r];  // hemicube rows drop nothing
+    skyViewFactor_[r] = 1 - rowSums[r] - dropped;
+    droppedSum += dropped;
+    droppedMax = std::max(droppedMax, dropped);
     skyMin = std::min(skyMin, skyViewFactor_[r]);
     skyMax = std::max(skyMax, skyViewFactor_[r]);
     skySum += skyViewFactor_[r];
@@ -425,8 +480,10 @@ void FormFactorJob::SummariseSparse(const std::vector<double> &rowSums) {
   MPI_Allreduce(sums, allSums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(maxima, allMaxima, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   const double n = double(std::max<long long>(patchCount_, 1));
+  long long nonzeros = Hemicube() ? (long long)f_.columns.size() : sparseTotals_.kept, allNonzeros = nonzeros;
+  if (Hemicube()) MPI_Allreduce(&nonzeros, &allNonzeros, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   sparseSummary_ = SparseSummary{allSums[0] / n, allMaxima[0], -allMaxima[2], allSums[1] / n, allMaxima[1],
-                                 sparseTotals_.kept};
+                                 allNonzeros};
 }
 
 void FormFactorJob::Run() {
@@ -443,7 +500,9 @@ void FormFactorJob::Run() {
   ff.pair.visibility = o_.visibility;
   ff.normalizeRows = o_.normalizeRows;
   const RowOwners owners{MPI_COMM_WORLD, patchCount, exec_.Ranks(), distribution_};
-  if (Sparse())
+  if (Hemicube())
+    RunHemicube();
+  else if (Sparse())
     RunSparse(ff);
   else if (narrow)
     ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, f_.rows, ff, owners, f_.f32,
@@ -470,7 +529,7 @@ void FormFactorJob::Run() {
   MPI_Allreduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&total, &gtotal, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   closure_ = ClosureStats{gmn, patchCount > 0 ? gtotal / double(patchCount) : 0, gmx};
-  if (Sparse()) SummariseSparse(rowSums);
+  if (Sparse() || Hemicube()) SummariseSparse(rowSums);
   // Exact entries are within --quadrature-tolerance (relative) each, float32 ones rounded once more; rays are
   // a few percent off.
   const double rowLimit = ff.pair.visibility == VisibilityMethod::kExact ? 1 + 10 * o_.tolerance + (narrow ? 1e-5 : 0) : 1.05;
@@ -539,6 +598,18 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
   a.numbers["interpenetrating_polygon_pairs"] = double(geometry_.interpenetrations.pairCount);
   a.numbers["overlapping_polygon_pairs"] = double(geometry_.interpenetrations.overlapPairCount);
   a.strings["operator"] = OperatorName(o_.op);
+  if (Hemicube()) {
+    a.strings["method"] = "hemicube";
+    a.strings["operator"] = "hemicube rows (CSR)";
+    a.numbers["hemicube_resolution"] = o_.hemicube.resolution;
+    a.numbers["hemicube_rotation"] = o_.hemicube.rotate ? 1 : 0;
+    a.numbers["hemicube_rays"] = double(HemicubePixels(o_.hemicube.resolution)) * double(patchCount_);
+    a.numbers["nonzeros"] = double(sparseSummary_.nonzeros);
+    a.numbers["sky_view_factor_min"] = sparseSummary_.skyMin;
+    a.numbers["sky_view_factor_mean"] = sparseSummary_.skyMean;
+    a.numbers["sky_view_factor_max"] = sparseSummary_.skyMax;
+    return WriteCsrFormFactors(MPI_COMM_WORLD, writer.File(), f_, skyViewFactor_, a);
+  }
   if (!Sparse()) return writer.WriteFormFactors(f_, a);
   if (Hierarchical()) a.numbers["operator_tolerance"] = o_.operatorTolerance;
   else a.numbers["drop_below"] = o_.dropBelow;
@@ -620,7 +691,20 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   std::snprintf(buf, sizeof buf, "%.6f / %.6f / %.6f", closure_.minRowSum, closure_.meanRowSum, closure_.maxRowSum);
   extra.push_back({"row sum min/mean/max", buf});
   extra.push_back({"patches", std::to_string(PatchCount())});
-  extra.push_back({"operator", OperatorName(o_.op)});
+  extra.push_back({"operator", Hemicube() ? "hemicube rows (CSR)" : OperatorName(o_.op)});
+  if (Hemicube()) {
+    std::snprintf(buf, sizeof buf, "%d x %d x %d%s", o_.hemicube.resolution, o_.hemicube.resolution,
+                  o_.hemicube.resolution / 2, o_.hemicube.rotate ? ", turned at random" : "");
+    extra.push_back({"hemicube", buf});
+    double rays = double(hemicubeRays_), allRays = 0, seconds = timers_.Get("hemicube rows"), slowest = 0;
+    MPI_Allreduce(&rays, &allRays, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    std::snprintf(buf, sizeof buf, "%.4g", slowest > 0 ? allRays / slowest : 0.0);
+    extra.push_back({"hemicube rays per second", buf});
+    extra.push_back({"nonzeros", std::to_string(sparseSummary_.nonzeros)});
+    std::snprintf(buf, sizeof buf, "%.4g / %.4g / %.4g", sparseSummary_.skyMin, sparseSummary_.skyMean, sparseSummary_.skyMax);
+    extra.push_back({"sky view factor min/mean/max", buf});
+  }
   if (Sparse()) {
     std::snprintf(buf, sizeof buf, "%g", WalkThreshold());
     extra.push_back({Hierarchical() ? "operator tolerance" : "drop below", buf});

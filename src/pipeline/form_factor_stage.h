@@ -8,6 +8,7 @@
 
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/geometry.h"
+#include "formfactor/hemicube_rows.h"
 #include "formfactor/operator_check.h"
 #include "formfactor/patch_tree.h"
 #include "formfactor/sparse_form_factors.h"
@@ -26,6 +27,9 @@ namespace rad {
 // sparse_form_factors.h and far_links.h). Auto: dense while it fits in the memory at hand, else
 // FormFactorJobOptions::beyondDense, decided once the patch count is known (FormFactorJob::Prepare).
 enum class FormFactorOperator { kDense, kSparse, kHierarchical, kAuto };
+// How entries are computed: the kernel (exact cubature, with exact or ray visibility), or hemicube gathering
+// (hemicube.h: sparse rows at a pixel resolution, for texel patches).
+enum class FormFactorMethod { kKernel, kHemicube };
 const char *OperatorName(FormFactorOperator op);
 
 struct FormFactorJobOptions {
@@ -46,6 +50,8 @@ struct FormFactorJobOptions {
   double dropBelow = 1e-6;  // the sparse operator's threshold: a pair is kept when F_ij or F_ji reaches it
   double operatorTolerance = 1e-4;  // the hierarchical operator's: pairs whose bound is below it are far links
   long long checkRows = 16;  // sparse and hierarchical: rows computed in full to measure the error (0: none)
+  FormFactorMethod method = FormFactorMethod::kKernel;
+  HemicubeOptions hemicube;  // --method hemicube: resolution and rotation (its seed is `seed`)
   std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
   // Outputs (empty = not written).
   std::string output, raw, timings;
@@ -117,12 +123,16 @@ class FormFactorJob {
   // far links, the elements' links, and the most entries held at once for rows of later blocks.
   double rowsMemory_[4] = {0, 0, 0, 0};
   std::vector<double> skyViewFactor_;
+  long long hemicubeRays_ = 0;  // --method hemicube: this rank's rays
   struct SparseSummary {
     double droppedMean = 0, droppedMax = 0, skyMin = 0, skyMean = 0, skyMax = 0;
     long long nonzeros = 0;
   } sparseSummary_;
   void PrepareSparse();
   void CheckTexelMemory();
+  void PrepareHemicube();
+  void RunHemicube();
+  bool Hemicube() const { return o_.method == FormFactorMethod::kHemicube; }
   // The refusal of the sparse rows' memory check: before the walks (rowsDone -1: geometry and trees alone), before
   // the rows (0), or before a block of them (the rows done).
   std::string SparseRefusal(double need, double limit, const std::string &source, long long rowsDone) const;

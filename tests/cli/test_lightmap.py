@@ -13,7 +13,9 @@ Checked, against answers this test computes itself:
   - --lightmap-resolution alone fills one page;
   - 1 and 2 ranks give the same patches, B and lightmap bytes (Jacobi);
   - bad input (a polygon that is not planar, charts that cannot fit a page, --refine with texels) exits 2
-    with one line and writes nothing.
+    with one line and writes nothing;
+  - hemicube rows (--method hemicube): a white furnace cube's rows sum to 1 to rounding and B is 2, and the
+    rows are the same bits for 1, 2 and 4 ranks; bad hemicube options exit 2.
 
 Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_SOURCE_DIR).
 Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_lightmap.py [-v]
@@ -236,6 +238,53 @@ class TestLightmap(CliTestCase):
         self.expect_refusal(["--input", many, "--lightmap-resolution", "16"], ["many.obj", "one lightmap page"])
         self.expect_refusal(["--input", self.scene, "--texel-size", "1e-4"], ["furnace.obj", "--texel-size"])
         self.expect_refusal(["--input", self.scene, "--texel-size", "0.3", "--refine", "1"], ["--refine"])
+
+
+class TestHemicube(CliTestCase):
+    """`--method hemicube` on texels: rows that close a furnace exactly, the same for any rank count."""
+
+    def formfactors(self, name, ranks=None, extra=()):
+        out = self.path(name + ".h5")
+        cube = os.path.join(test_cli.TEST_MESHES, "furnace_cube.obj")
+        self.rad_ok(["formfactors", "--input", cube, "--texel-size", "0.15", "--method", "hemicube", "--hemicube",
+                     "16", "--output", out, "--quiet"] + list(extra), ranks)
+        return out
+
+    def test_hemicube_rows_close_a_white_furnace(self):
+        # Inside a closed cube every pixel sees a wall's front: each row sums to 1 to rounding (its multipliers
+        # are the pixels' exact form factors), and B = 1 / (1 - 0.5) = 2 everywhere.
+        with h5py.File(self.formfactors("one"), "r") as f:
+            indptr, data = f["formfactors/indptr"][:], f["formfactors/data"][:]
+            self.assertEqual(test_cli.attr_str(f["formfactors"].attrs["method"]), "hemicube")
+            self.assertEqual(int(f["formfactors"].attrs["hemicube_resolution"]), 16)
+        sums = np.add.reduceat(data, indptr[:-1])
+        self.assertLess(np.max(np.abs(sums - 1)), 1e-12)
+        cube = os.path.join(test_cli.TEST_MESHES, "furnace_cube.obj")
+        out = self.path("furnace")
+        self.rad_ok(["run", "--input", cube, "--texel-size", "0.15", "--method", "hemicube", "--hemicube", "16",
+                     "--tolerance", "1e-12", "--output-dir", out, "--width", "8", "--height", "8", "--quiet"])
+        with h5py.File(os.path.join(out, "radiosity.h5"), "r") as f:
+            self.assertLess(np.max(np.abs(f["radiosity/B"][:] - 2.0)), 1e-9)
+
+    def test_rows_are_the_same_for_1_2_and_4_ranks(self):
+        files = [self.formfactors("ranks%d" % r, ranks=r) for r in (1, 2, 4)]
+        with h5py.File(files[0], "r") as a:
+            reference = {k: a["formfactors/" + k][:] for k in ("indptr", "indices", "data")}
+        for other in files[1:]:
+            with h5py.File(other, "r") as b:
+                for k, v in reference.items():
+                    self.assertTrue(np.array_equal(v, b["formfactors/" + k][:]), (other, k))
+
+    def test_bad_hemicube_options_exit_2(self):
+        cube = os.path.join(test_cli.TEST_MESHES, "furnace_cube.obj")
+        for extra, word in ((["--hemicube", "63"], "even"), (["--operator", "sparse"], "--operator sparse")):
+            proc = run(["formfactors", "--input", cube, "--texel-size", "0.25", "--method", "hemicube",
+                        "--output", self.path("bad.h5")] + extra, cwd=self.tmp)
+            self.assertEqual(proc.returncode, 2, describe(proc))
+            errors = [line for line in program_stderr_lines(proc.stderr) if "error" in line]
+            self.assertEqual(len(errors), 1, describe(proc))
+            self.assertIn(word, errors[0])
+            self.assertFalse(os.path.exists(self.path("bad.h5")))
 
 
 if __name__ == "__main__":
