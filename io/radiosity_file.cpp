@@ -165,13 +165,15 @@ void RadiosityFileWriter::WriteRadiosity(const std::vector<double> &radiance, co
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(group, k, v);
 }
 
-void RadiosityFileWriter::WriteLightmapTexels(const std::vector<int32_t> &pageColumnRow,
+void RadiosityFileWriter::WriteLightmapTexels(const std::vector<int32_t> &pageColumnRow, const std::vector<float> &uv,
                                               const Attributes &attributes) {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   H5Handle group(RAD_H5(H5Gcreate2(file_, "lightmap", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
   WriteFromRankZero(group, "texel", H5T_STD_I32LE, {hsize_t(pageColumnRow.size() / 3), 3}, pageColumnRow.data(),
                     H5T_NATIVE_INT32, rank == 0);
+  WriteFromRankZero(group, "uv", H5T_IEEE_F32LE, {hsize_t(uv.size() / 8), 4, 2}, uv.data(), H5T_NATIVE_FLOAT,
+                    rank == 0);
   for (const auto &[k, v] : attributes.strings) WriteStringAttribute(group, k, v);
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(group, k, v);
 }

@@ -49,8 +49,10 @@ class RadiosityFileWriter {
                       const Attributes &attributes);
 
   // Collective; every rank supplies the same data. `/lightmap/texel` [n][3] int32: each patch's lightmap page, column
-  // and row (lightmap/atlas.h); the attributes (resolution, pages, texel size, gutter) go on the /lightmap group.
-  void WriteLightmapTexels(const std::vector<int32_t> &pageColumnRow, const Attributes &attributes);
+  // and row (lightmap/atlas.h); `/lightmap/uv` [n][4][2] float32: its corners' page coordinates in texels (the
+  // lightmap UV times the resolution); the attributes (resolution, pages, texel size, gutter) go on /lightmap.
+  void WriteLightmapTexels(const std::vector<int32_t> &pageColumnRow, const std::vector<float> &uv,
+                           const Attributes &attributes);
   // Collective: attributes of the file itself (root group), e.g. the input scene.
   void WriteFileAttributes(const Attributes &attributes);
 

@@ -61,15 +61,11 @@ TEST(LightmapAtlas, ResolutionAloneFillsOnePage) {
 }
 
 TEST(LightmapPages, ATexelIsItsPatchesAreaWeightedMeanAndGuttersAreFilledForDisplay) {
-  LightmapAtlas atlas;
-  atlas.pageSize = 8;
-  atlas.pageCount = 1;
-  atlas.placed = {{0, 0, 0}};  // chart 0's texel (a, b) at pixel (2 + a, 2 + b)
   std::vector<Patch> patches(3);
   patches[0].area = 1, patches[1].area = 3, patches[2].area = 2;
-  const std::vector<TexelOf> texels = {{0, 0, 0}, {0, 0, 0}, {0, 1, 0}};
+  const std::vector<int32_t> pageColumnRow = {0, 2, 2, 0, 2, 2, 0, 3, 2};  // two patches of texel (2, 2), one of (3, 2)
   const std::vector<double> radiance = {4, 4, 4, 8, 0, 8, 1, 2, 3};
-  LightmapPages pages = BakeLightmaps(atlas, patches, texels, radiance);
+  LightmapPages pages = BakeLightmaps(8, 1, patches, pageColumnRow, radiance);
   ASSERT_EQ(pages.pages.size(), 1u);
   const Image &image = pages.pages[0];
   EXPECT_FLOAT_EQ(image.At(2, 2, 0), (1 * 4 + 3 * 8) / 4.0f);

@@ -186,8 +186,10 @@ void AddRenderStepOptions(CLI::App &cmd, RenderStepOptions &o) {
   AddCameraOptions(cmd, o);
   cmd.add_option("--spp", o.samplesPerPixel, "Jittered samples per pixel (antialiasing)")->capture_default_str()
       ->check(CLI::Range(1, 4096));
-  AddChoice(cmd, "--shading", o.shading, {{"smooth", Shading::kSmooth}, {"flat", Shading::kFlat}},
-            "smooth: radiosity interpolated from patch corners (never across creases); flat: each patch's B");
+  AddChoice(cmd, "--shading", o.shading,
+            {{"smooth", Shading::kSmooth}, {"flat", Shading::kFlat}, {"lightmap", Shading::kLightmap}},
+            "smooth: radiosity interpolated from patch corners (never across creases); flat: each patch's B; "
+            "lightmap: the baked lightmap, bilinear (patches that are texels: --texel-size, --lightmap-resolution)");
   cmd.add_option("--exposure", o.exposure, "PNG only: scale radiance by 2^exposure before sRGB encoding")
       ->capture_default_str();
 }

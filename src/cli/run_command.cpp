@@ -37,9 +37,13 @@ CommandRunner AddRunCommand(CLI::App &app) {
   cmd->add_option("--refine-min-size", o->refine.minSize,
                   "Split no patch into ones whose longest edge is below this length (0: no limit but --refine)")
       ->capture_default_str()->check(CLI::Range(0.0, 1e30));
+  AddChoice(*cmd, "--hemicube-mode", o->formFactors.hemicubeGather, {{"rows", false}, {"gather", true}},
+            "--method hemicube: rows (build the sparse rows once and iterate them: the fast way) or gather (no F: "
+            "every iteration traces every hemicube again, Jacobi; memory O(patches), for scenes that change)");
   AddSolveStepOptions(*cmd, o->solve);
   AddRenderStepOptions(*cmd, o->render);
   AddExecutionOptions(*cmd, *execution);
+  cmd->get_option("--hemicube-mode")->excludes("--save-formfactors");  // gathering keeps no F
   return [o, execution]() {
     Execution exec(*execution);
     return RunWholeJob(*o, exec);

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "formfactor/hemicube.h"
 #include "scene/embree_geometry.h"
 #include "util/embree_util.h"
 #include "util/error.h"
@@ -17,52 +16,6 @@ namespace rad {
 
 namespace {
 
-// The patches as quads (geometry 0, primitive = patch) and the obstructions as triangles (geometry 1), on one
-// Embree scene: a pixel sees the nearest of them.
-class HemicubeScene {
- public:
-  HemicubeScene(const Scene &scene, const std::vector<Patch> &patches) : patches_(patches) {
-    scene_ = rtcNewScene(EmbreeDevice());
-    rtcSetSceneFlags(scene_, RTC_SCENE_FLAG_ROBUST);
-    AttachPatchQuads(scene_, patches);  // geometry 0
-    Scene obstructions;
-    obstructions.materials = scene.materials;
-    for (const Face &f : scene.faces)
-      if (scene.materials[size_t(f.material)].obstruction) obstructions.faces.push_back(f);
-    if (!obstructions.faces.empty()) {
-      RTCGeometry geom = NewFaceTriangles(obstructions);
-      rtcCommitGeometry(geom);
-      rtcAttachGeometry(scene_, geom);  // geometry 1
-      rtcReleaseGeometry(geom);
-    }
-    rtcCommitScene(scene_);
-    RTCBounds b;
-    rtcGetSceneBounds(scene_, &b);
-    // Rays start on their patch's plane: a start this far along keeps them off it whatever the rounding of
-    // the single-precision corners, far below any patch's size.
-    tnear_ = float(1e-6 * std::max({b.upper_x - b.lower_x, b.upper_y - b.lower_y, b.upper_z - b.lower_z}));
-  }
-  ~HemicubeScene() { rtcReleaseScene(scene_); }
-  HemicubeScene(const HemicubeScene &) = delete;
-  HemicubeScene &operator=(const HemicubeScene &) = delete;
-
-  // The patch whose front the ray meets first, or -1.
-  int32_t Trace(Vec3 origin, Vec3 direction) const {
-    RTCIntersectContext context;
-    rtcInitIntersectContext(&context);
-    RTCRayHit rh = MakeRayHit(origin, direction, tnear_, std::numeric_limits<float>::infinity());
-    rtcIntersect1(scene_, &context, &rh);
-    if (rh.hit.geomID != 0) return -1;  // nothing, or an obstruction
-    const int32_t j = int32_t(rh.hit.primID);
-    return Dot(patches_[size_t(j)].normal, direction) < 0 ? j : -1;  // a back side sends nothing
-  }
-
- private:
-  const std::vector<Patch> &patches_;
-  RTCScene scene_ = nullptr;
-  float tnear_ = 0;
-};
-
 // One row's gathering: a dense accumulator over the patches, and the patches touched, per thread.
 struct RowScratch {
   std::vector<double> sum;
@@ -70,6 +23,41 @@ struct RowScratch {
 };
 
 }  // namespace
+
+// The patches are geometry 0 (primitive = patch), the obstructions geometry 1: a pixel sees the nearest.
+HemicubeTracer::HemicubeTracer(const Scene &scene, const std::vector<Patch> &patches) : patches_(patches) {
+  scene_ = rtcNewScene(EmbreeDevice());
+  rtcSetSceneFlags(scene_, RTC_SCENE_FLAG_ROBUST);
+  AttachPatchQuads(scene_, patches);
+  Scene obstructions;
+  obstructions.materials = scene.materials;
+  for (const Face &f : scene.faces)
+    if (scene.materials[size_t(f.material)].obstruction) obstructions.faces.push_back(f);
+  if (!obstructions.faces.empty()) {
+    RTCGeometry geom = NewFaceTriangles(obstructions);
+    rtcCommitGeometry(geom);
+    rtcAttachGeometry(scene_, geom);
+    rtcReleaseGeometry(geom);
+  }
+  rtcCommitScene(scene_);
+  RTCBounds b;
+  rtcGetSceneBounds(scene_, &b);
+  // Rays start on their patch's plane: a start this far along keeps them off it whatever the rounding of the
+  // single-precision corners, far below any patch's size.
+  tnear_ = float(1e-6 * std::max({b.upper_x - b.lower_x, b.upper_y - b.lower_y, b.upper_z - b.lower_z}));
+}
+
+HemicubeTracer::~HemicubeTracer() { rtcReleaseScene(scene_); }
+
+int32_t HemicubeTracer::Trace(Vec3 origin, Vec3 direction) const {
+  RTCIntersectContext context;
+  rtcInitIntersectContext(&context);
+  RTCRayHit rh = MakeRayHit(origin, direction, tnear_, std::numeric_limits<float>::infinity());
+  rtcIntersect1(scene_, &context, &rh);
+  if (rh.hit.geomID != 0) return -1;  // nothing, or an obstruction
+  const int32_t j = int32_t(rh.hit.primID);
+  return Dot(patches_[size_t(j)].normal, direction) < 0 ? j : -1;  // a back side sends nothing
+}
 
 std::vector<double> HemicubeWeights(int n) {
   std::vector<double> weight(size_t(HemicubePixels(n)));
@@ -81,7 +69,7 @@ void ComputeHemicubeRowsCpu(const Scene &scene, const std::vector<Patch> &patche
                             const HemicubeOptions &options, FormFactorRows &f, long long &rays, bool showProgress) {
   RAD_CHECK(options.resolution >= 2 && options.resolution % 2 == 0, "hemicube resolution must be even");
   const std::vector<double> weight = HemicubeWeights(options.resolution);
-  const HemicubeScene traced(scene, patches);
+  const HemicubeTracer tracer(scene, patches);
   std::vector<std::vector<int32_t>> columns(rows.size());
   std::vector<std::vector<double>> values(rows.size());
   tbb::enumerable_thread_specific<RowScratch> scratch([&] {
@@ -93,15 +81,10 @@ void ComputeHemicubeRowsCpu(const Scene &scene, const std::vector<Patch> &patche
   tbb::parallel_for(tbb::blocked_range<size_t>(0, rows.size(), 16), [&](const tbb::blocked_range<size_t> &range) {
     RowScratch &s = scratch.local();
     for (size_t r = range.begin(); r != range.end(); ++r) {
-      const Patch &p = patches[size_t(rows[r])];
-      const HemicubeFrame frame = MakeHemicubeFrame(p.normal, uint32_t(rows[r]), options.seed, options.rotate);
-      GatherHemicubeRow(
-          options.resolution, weight.data(), p.centroid, frame,
-          [&](Vec3 origin, Vec3 direction) { return traced.Trace(origin, direction); },
-          [&](int32_t j, double w) {
-            if (s.sum[size_t(j)] == 0) s.touched.push_back(j);
-            s.sum[size_t(j)] += w;
-          });
+      GatherRowCpu(tracer, weight, patches, rows[r], options, [&](int32_t j, double w) {
+        if (s.sum[size_t(j)] == 0) s.touched.push_back(j);
+        s.sum[size_t(j)] += w;
+      });
       std::sort(s.touched.begin(), s.touched.end());
       columns[r] = s.touched;
       values[r].reserve(s.touched.size());

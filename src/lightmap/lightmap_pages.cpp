@@ -2,22 +2,21 @@
 
 namespace rad {
 
-LightmapPages BakeLightmaps(const LightmapAtlas &atlas, const std::vector<Patch> &patches,
-                            const std::vector<TexelOf> &texels, const std::vector<double> &radiance) {
+LightmapPages BakeLightmaps(int pageSide, int pageCount, const std::vector<Patch> &patches,
+                            const std::vector<int32_t> &pageColumnRow, const std::vector<double> &radiance) {
   LightmapPages out;
-  const size_t side = size_t(atlas.pageSize), texelsPerPage = side * side;
-  std::vector<std::vector<double>> sum(size_t(atlas.pageCount), std::vector<double>(3 * texelsPerPage, 0.0));
-  std::vector<std::vector<double>> area(size_t(atlas.pageCount), std::vector<double>(texelsPerPage, 0.0));
+  const size_t side = size_t(pageSide), texelsPerPage = side * side;
+  std::vector<std::vector<double>> sum(size_t(pageCount), std::vector<double>(3 * texelsPerPage, 0.0));
+  std::vector<std::vector<double>> area(size_t(pageCount), std::vector<double>(texelsPerPage, 0.0));
   for (size_t i = 0; i < patches.size(); ++i) {
-    int32_t page, x, y;
-    atlas.Pixel(texels[i].chart, texels[i].x, texels[i].y, page, x, y);
+    const int32_t page = pageColumnRow[3 * i], x = pageColumnRow[3 * i + 1], y = pageColumnRow[3 * i + 2];
     const size_t at = size_t(y) * side + size_t(x);
     area[size_t(page)][at] += patches[i].area;
     for (size_t c = 0; c < 3; ++c) sum[size_t(page)][3 * at + c] += patches[i].area * radiance[3 * i + c];
   }
-  for (size_t p = 0; p < size_t(atlas.pageCount); ++p) {
+  for (size_t p = 0; p < size_t(pageCount); ++p) {
     Image image;
-    image.width = image.height = atlas.pageSize;
+    image.width = image.height = pageSide;
     image.rgb.assign(3 * texelsPerPage, 0.0f);
     std::vector<uint8_t> covered(texelsPerPage, 0);
     for (size_t t = 0; t < texelsPerPage; ++t) {
@@ -57,6 +56,20 @@ void DilateIntoGutters(LightmapPages &lightmaps, int passes) {
       filled.swap(next);
     }
   }
+}
+
+LightmapShading MakeLightmapShading(int side, int pages, const std::vector<Patch> &patches,
+                                    const std::vector<int32_t> &pageColumnRow, const std::vector<float> &uv,
+                                    const std::vector<double> &radiance) {
+  LightmapPages baked = BakeLightmaps(side, pages, patches, pageColumnRow, radiance);
+  DilateIntoGutters(baked, kGutter);
+  LightmapShading shading;
+  shading.side = side, shading.pages = pages;
+  shading.uv = uv;
+  shading.page.resize(patches.size());
+  for (size_t i = 0; i < patches.size(); ++i) shading.page[i] = pageColumnRow[3 * i];
+  for (const Image &image : baked.pages) shading.texels.insert(shading.texels.end(), image.rgb.begin(), image.rgb.end());
+  return shading;
 }
 
 }  // namespace rad

@@ -135,7 +135,9 @@ SolverResult SolveRadiosityOn(Backend backend, MPI_Comm comm, const LocalSystem 
 
 Image RenderRadiosityOn(Backend backend, MPI_Comm comm, const std::vector<Patch> &patches,
                         const std::vector<double> &radiance, const Camera &camera, const RenderOptions &options) {
-  if (backend == Backend::kGpu) return RenderRadiosityGpu(comm, patches, radiance, camera, options);
+  // The device renderer does not read lightmaps: drawn from them, the image is the CPU renderer's.
+  if (backend == Backend::kGpu && options.shading != Shading::kLightmap)
+    return RenderRadiosityGpu(comm, patches, radiance, camera, options);
   return RenderRadiosity(comm, patches, radiance, camera, options);
 }
 

@@ -13,6 +13,7 @@
 #include "formfactor/visible_region.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/hemicube.h"
+#include "solver/hemicube_gathering.h"
 #include "io/csr_hdf5.h"
 #include "io/raw_matrix.h"
 #include "pipeline/outputs.h"
@@ -43,6 +44,9 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_
       throw InputError("--hemicube " + std::to_string(o_.hemicube.resolution) + ": the resolution must be even");
     o_.hemicube.seed = o_.seed;
   }
+  if (o_.hemicubeGather && !Hemicube()) throw InputError("--hemicube-mode gather needs --method hemicube");
+  if (o_.hemicubeGather && !o_.raw.empty())
+    throw InputError("--hemicube-mode gather keeps no F to write: --raw needs --hemicube-mode rows");
   // What only the dense operator writes or does leaves auto no choice.
   if (o_.op == FormFactorOperator::kAuto && (o_.normalizeRows || !o_.raw.empty())) o_.op = FormFactorOperator::kDense;
   if (Sparse()) CheckSparseOptions();
@@ -175,7 +179,9 @@ void FormFactorJob::CheckTexelMemory() {
 // Hemicube rows hold at most one entry per pixel or per patch, whichever is fewer: checked at that bound,
 // beside the patches and the per-thread accumulators, before the patches are made.
 void FormFactorJob::PrepareHemicube() {
-  const double perRow = double(std::min<long long>(patchCount_, HemicubePixels(o_.hemicube.resolution)));
+  // Gathering without rows holds the patches and B alone.
+  const double perRow =
+      o_.hemicubeGather ? 0.0 : double(std::min<long long>(patchCount_, HemicubePixels(o_.hemicube.resolution)));
   const double entryBytes = (f_.precision == Precision::kFloat ? 4 : 8) + sizeof(int32_t);
   // Each row's entries are held twice while the rows are joined into one CSR array.
   const double need = double(f_.RowCount()) * perRow * entryBytes * 2 +
@@ -196,11 +202,32 @@ void FormFactorJob::PrepareHemicube() {
   if (exec_.Talks())
     std::fprintf(stderr,
                  "radiosity: %s: %zu polygons, %lld patches, %d rank(s) x %d thread(s), hemicube %d x %d x %d "
-                 "(%d rays a row%s), at most %.1f MiB of F per rank (%s)\n",
+                 "(%d rays a row%s), at most %.1f MiB of F per rank%s (%s)\n",
                  o_.input.Label().c_str(), scene_.faces.size(), patchCount_, exec_.Ranks(), exec_.Threads(),
                  o_.hemicube.resolution, o_.hemicube.resolution, o_.hemicube.resolution / 2,
                  HemicubePixels(o_.hemicube.resolution), o_.hemicube.rotate ? ", each turned at random" : "",
-                 double(f_.RowCount()) * perRow * entryBytes / (1 << 20), memory_.Describe().c_str());
+                 double(f_.RowCount()) * perRow * entryBytes / (1 << 20),
+                 o_.hemicubeGather ? ", gathering every iteration without F" : "", memory_.Describe().c_str());
+}
+
+SolverResult FormFactorJob::RunGathering(double tolerance, int maxIterations) {
+  Prepare();
+  if (exec_.Talks() && exec_.UsedBackend() != Backend::kCpu)
+    std::fprintf(stderr, "radiosity: note: hemicubes are traced on the CPU cores (Embree)\n");
+  std::vector<double> rowSums;
+  SolverResult result = GatherByHemicubes(MPI_COMM_WORLD, scene_, geometry_.patches, f_.rows, o_.hemicube, tolerance,
+                                          maxIterations, exec_.Timers(), exec_.Quiet(), rowSums);
+  hemicubeRays_ = (long long)f_.rows.size() * HemicubePixels(o_.hemicube.resolution) * result.sweeps;
+  exec_.Timers().SetCounter("solver sweeps", exec_.Rank() == 0 ? result.sweeps : 0);
+  double mn = HUGE_VAL, mx = -HUGE_VAL, total = 0;
+  for (double s : rowSums) mn = std::min(mn, s), mx = std::max(mx, s), total += s;
+  double gmn = 0, gmx = 0, gtotal = 0;
+  MPI_Allreduce(&mn, &gmn, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&total, &gtotal, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  closure_ = ClosureStats{gmn, gtotal / double(std::max<long long>(patchCount_, 1)), gmx};
+  SummariseSparse(rowSums);
+  return result;
 }
 
 void FormFactorJob::RunHemicube() {
@@ -696,12 +723,14 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
     std::snprintf(buf, sizeof buf, "%d x %d x %d%s", o_.hemicube.resolution, o_.hemicube.resolution,
                   o_.hemicube.resolution / 2, o_.hemicube.rotate ? ", turned at random" : "");
     extra.push_back({"hemicube", buf});
-    double rays = double(hemicubeRays_), allRays = 0, seconds = timers_.Get("hemicube rows"), slowest = 0;
+    double rays = double(hemicubeRays_), allRays = 0, slowest = 0;
+    const double seconds = timers_.Get(o_.hemicubeGather ? "hemicube gathering" : "hemicube rows");
     MPI_Allreduce(&rays, &allRays, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     std::snprintf(buf, sizeof buf, "%.4g", slowest > 0 ? allRays / slowest : 0.0);
     extra.push_back({"hemicube rays per second", buf});
-    extra.push_back({"nonzeros", std::to_string(sparseSummary_.nonzeros)});
+    if (o_.hemicubeGather) extra.push_back({"hemicube mode", "gather (no F; hemicubes traced every iteration)"});
+    else extra.push_back({"nonzeros", std::to_string(sparseSummary_.nonzeros)});
     std::snprintf(buf, sizeof buf, "%.4g / %.4g / %.4g", sparseSummary_.skyMin, sparseSummary_.skyMean, sparseSummary_.skyMax);
     extra.push_back({"sky view factor min/mean/max", buf});
   }

@@ -12,6 +12,7 @@
 #include "formfactor/operator_check.h"
 #include "formfactor/patch_tree.h"
 #include "formfactor/sparse_form_factors.h"
+#include "solver/radiosity_solver.h"
 #include "io/radiosity_file.h"
 #include "pipeline/execution.h"
 #include "pipeline/scene_input.h"
@@ -52,6 +53,7 @@ struct FormFactorJobOptions {
   long long checkRows = 16;  // sparse and hierarchical: rows computed in full to measure the error (0: none)
   FormFactorMethod method = FormFactorMethod::kKernel;
   HemicubeOptions hemicube;  // --method hemicube: resolution and rotation (its seed is `seed`)
+  bool hemicubeGather = false;  // `run --hemicube-mode gather`: no rows; hemicubes traced again every iteration
   std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
   // Outputs (empty = not written).
   std::string output, raw, timings;
@@ -70,6 +72,10 @@ class FormFactorJob {
   // nothing large and creates no file.
   void Prepare();
   void Run();           // Prepare() if not done, then computes this rank's rows
+  // --hemicube-mode gather: Prepare() if not done, then the radiosity by hemicubes traced every iteration
+  // (solver/hemicube_gathering.h) in place of Run() and a solve; the rows' sums, from the first pass, are the
+  // closure reported.
+  SolverResult RunGathering(double tolerance, int maxIterations);
   void WriteOutputs();  // collective: the files named in the options
   // Collective: /formfactors/F with its attributes into a file being written (for `run --save-formfactors`).
   void WriteFormFactors(RadiosityFileWriter &writer) const;

@@ -16,6 +16,19 @@ LightmapLayout::LightmapLayout(const Scene &scene, const Meshing &meshing, size_
   std::vector<Patch> patches;
   MakeTexelPatches(scene, charts, &patches, &texels);
   RAD_CHECK(texels.size() == patchCount, "the lightmap's texels are not the job's patches");
+  pageColumnRow.resize(3 * texels.size());
+  uv.resize(8 * texels.size());
+  for (size_t i = 0; i < texels.size(); ++i) {
+    const TexelChart &chart = charts[size_t(texels[i].chart)];
+    const LightmapAtlas::Placement &at = atlas.placed[size_t(texels[i].chart)];
+    atlas.Pixel(texels[i].chart, texels[i].x, texels[i].y, pageColumnRow[3 * i], pageColumnRow[3 * i + 1],
+                pageColumnRow[3 * i + 2]);
+    for (int k = 0; k < 4; ++k) {
+      const Vec3 x = patches[i].corners[k] - chart.origin;
+      uv[8 * i + 2 * size_t(k)] = float(at.x + kGutter + Dot(x, chart.axisU) / chart.du);
+      uv[8 * i + 2 * size_t(k) + 1] = float(at.y + kGutter + Dot(x, chart.axisV) / chart.dv);
+    }
+  }
 }
 
 Attributes LightmapLayout::Describe() const {
@@ -30,18 +43,15 @@ Attributes LightmapLayout::Describe() const {
 }
 
 void WriteLightmapTexels(RadiosityFileWriter &writer, const LightmapLayout &layout) {
-  std::vector<int32_t> pageColumnRow(3 * layout.texels.size());
-  for (size_t i = 0; i < layout.texels.size(); ++i)
-    layout.atlas.Pixel(layout.texels[i].chart, layout.texels[i].x, layout.texels[i].y, pageColumnRow[3 * i],
-                       pageColumnRow[3 * i + 1], pageColumnRow[3 * i + 2]);
-  writer.WriteLightmapTexels(pageColumnRow, layout.Describe());
+  writer.WriteLightmapTexels(layout.pageColumnRow, layout.uv, layout.Describe());
 }
 
 std::vector<std::string> WriteLightmapFiles(const std::string &dir, const Scene &scene, const LightmapLayout &layout,
                                             const std::vector<Patch> &patches, const std::vector<double> &radiance,
                                             double exposure) {
   std::vector<std::string> written;
-  LightmapPages lightmaps = BakeLightmaps(layout.atlas, patches, layout.texels, radiance);
+  LightmapPages lightmaps =
+      BakeLightmaps(layout.atlas.pageSize, layout.atlas.pageCount, patches, layout.pageColumnRow, radiance);
   auto in = [&](const std::string &name) { return (std::filesystem::path(dir) / name).string(); };
   for (size_t p = 0; p < lightmaps.pages.size(); ++p) {  // linear texels first, undilated: the data
     written.push_back("lightmap_" + std::to_string(p) + ".exr");

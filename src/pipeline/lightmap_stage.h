@@ -20,12 +20,14 @@ struct LightmapLayout {
   std::vector<TexelChart> charts;
   LightmapAtlas atlas;
   std::vector<TexelOf> texels;  // per patch
+  std::vector<int32_t> pageColumnRow;  // per patch: its texel's page, column and row
+  std::vector<float> uv;               // per patch: its corners' page coordinates in texels (8 floats)
   double texelSize = 0;
   explicit LightmapLayout(const Scene &scene, const Meshing &meshing, size_t patchCount);
   Attributes Describe() const;  // the /lightmap group's attributes
 };
 
-// Collective: /lightmap/texel and its attributes.
+// Collective: /lightmap/texel, /lightmap/uv and their attributes.
 void WriteLightmapTexels(RadiosityFileWriter &writer, const LightmapLayout &layout);
 
 // Rank 0 writes the pages and the scene into `dir`; returns the file names written (for the closing line).

@@ -51,23 +51,28 @@ void CheckRenderOutputs(const RenderStepOptions &o) {
 }
 
 Image RenderSolution(const RenderStepOptions &o, const std::vector<Patch> &patches,
-                     const std::vector<double> &radiance, const Camera &camera, PhaseTimers &timers) {
+                     const std::vector<double> &radiance, const Camera &camera, PhaseTimers &timers,
+                     const LightmapShading *lightmap) {
+  if (o.shading == Shading::kLightmap && !lightmap)
+    throw InputError("--shading lightmap needs patches that are lightmap texels (--texel-size or "
+                     "--lightmap-resolution)");
   RenderOptions options;
   options.samplesPerPixel = o.samplesPerPixel;
   options.shading = o.shading;
   options.seed = o.seed;
+  options.lightmap = lightmap;
   ScopedPhase phase(timers, "render");
   return RenderRadiosityOn(o.backend, MPI_COMM_WORLD, patches, radiance, camera, options);
 }
 
 void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::vector<double> &radiance,
-                const std::string &scene, PhaseTimers &timers, bool quiet) {
+                const std::string &scene, PhaseTimers &timers, bool quiet, const LightmapShading *lightmap) {
   std::string how;
   const Camera camera = ChooseCamera(o, patches, scene, &how);
   if (WorldRank() == 0 && !quiet)
     std::fprintf(stderr, "radiosity: render: %dx%d, %d samples per pixel, %s shading, %s\n", camera.width,
                  camera.height, o.samplesPerPixel, ShadingName(o.shading), how.c_str());
-  const Image image = RenderSolution(o, patches, radiance, camera, timers);
+  const Image image = RenderSolution(o, patches, radiance, camera, timers, lightmap);
   ScopedPhase phase(timers, "image I/O");
   OnRankZero(MPI_COMM_WORLD, [&] {
     if (!o.png.empty()) WriteImage(o.png, image, o.exposure);

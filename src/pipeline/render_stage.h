@@ -43,11 +43,14 @@ void CheckRenderOutputs(const RenderStepOptions &o);
 
 // Collective: renders `radiance` (3 per patch) through `camera` with o's samples, shading, seed and backend;
 // the image is returned on rank 0 (others get an empty one). Timed as the phase "render".
+// `lightmap`: what --shading lightmap draws (needed then, else unused).
 Image RenderSolution(const RenderStepOptions &o, const std::vector<Patch> &patches,
-                     const std::vector<double> &radiance, const Camera &camera, PhaseTimers &timers);
+                     const std::vector<double> &radiance, const Camera &camera, PhaseTimers &timers,
+                     const LightmapShading *lightmap = nullptr);
 
 // Collective: renders `radiance` (3 per patch) and writes the outputs named in `o`.
+// InputError for --shading lightmap without a lightmap (patches that are not texels).
 void RenderStep(const RenderStepOptions &o, const std::vector<Patch> &patches, const std::vector<double> &radiance,
-                const std::string &scene, PhaseTimers &timers, bool quiet);
+                const std::string &scene, PhaseTimers &timers, bool quiet, const LightmapShading *lightmap = nullptr);
 
 }  // namespace rad

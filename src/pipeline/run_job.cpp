@@ -5,6 +5,7 @@
 #include <fstream>
 #include <memory>
 
+#include "lightmap/lightmap_pages.h"
 #include "pipeline/lightmap_stage.h"
 #include "pipeline/outputs.h"
 #include "util/agree.h"
@@ -44,6 +45,9 @@ void WriteSummary(const std::string &path, const FormFactorJob &job, const Execu
 }  // namespace
 
 int RunWholeJob(RunJobOptions o, Execution &exec) {
+  const bool texels = o.formFactors.meshing.texelSize > 0 || o.formFactors.meshing.lightmapResolution > 0;
+  if (o.render.shading == Shading::kLightmap && !texels)
+    throw InputError("--shading lightmap needs patches that are lightmap texels (--texel-size or --lightmap-resolution)");
   const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
   o.formFactors.timings = In(o.outputDir, "timings.json");
   if (o.raw) o.formFactors.raw = In(o.outputDir, "formfactors");
@@ -61,10 +65,17 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   for (int pass = 0;; ++pass) {
     job.reset();  // the last pass's rows go before the next pass's are checked against the memory
     job = std::make_unique<FormFactorJob>(o.formFactors, exec);
-    job->Run();
-    o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job
     try {
-      result = SolveStep(o.solve, job->Geometry().patches, job->Rows(), exec.Timers(), quiet);
+      if (o.formFactors.hemicubeGather) {
+        result = job->RunGathering(o.solve.tolerance, o.solve.maxIterations);
+        o.solve.backend = o.render.backend = exec.UsedBackend();
+        if (result.status == SolverStatus::kDiverged) throw SolveFailed(result.message);
+        if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: gathering: %s\n", result.message.c_str());
+      } else {
+        job->Run();
+        o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job
+        result = SolveStep(o.solve, job->Geometry().patches, job->Rows(), exec.Timers(), quiet);
+      }
     } catch (const SolveFailed &e) {
       if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());
       return kExitNotConverged;
@@ -124,7 +135,12 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
           written += "," + name;
       });
   }
-  RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), exec.Timers(), quiet);
+  std::unique_ptr<LightmapShading> shading;  // --shading lightmap: the image drawn from the baked lightmap
+  if (lightmap && o.render.shading == Shading::kLightmap)
+    shading = std::make_unique<LightmapShading>(MakeLightmapShading(lightmap->atlas.pageSize, lightmap->atlas.pageCount,
+                                                                    patches, lightmap->pageColumnRow, lightmap->uv,
+                                                                    result.radiance));
+  RenderStep(o.render, patches, result.radiance, o.formFactors.input.Attribute(), exec.Timers(), quiet, shading.get());
 
   char text[64];
   std::snprintf(text, sizeof text, "%d (%s), residual %.3e", result.iterations, SolverMethodName(o.solve.solver),

@@ -3,6 +3,7 @@
 // the radiance shown where that ray hits a patch.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "render/camera.h"
@@ -85,7 +86,32 @@ struct ShadingView {
   const int *patchCorners = nullptr;       // 4 per patch (smooth mesh)
   const int *cornerCount = nullptr;        // per patch (smooth mesh)
   const double *vertexRadiance = nullptr;  // 3 per vertex (smooth mesh)
+  // Lightmap shading (null: none): per patch its page and its corners' page coordinates in texels (8 floats,
+  // texel (x, y) spanning [x, x + 1] x [y, y + 1]), and the pages' texels, 3 floats each, page after page of
+  // lightmapSide^2, dilated into their gutters (lightmap/lightmap_pages.h): read with bilinear filtering.
+  const int32_t *lightmapPage = nullptr;
+  const float *lightmapUv = nullptr;
+  const float *lightmapTexels = nullptr;
+  int lightmapSide = 0;
 };
+
+// The page's texels at page coordinates (s, t) in texels, bilinear between the four nearest texel centres
+// (clamped at the page's edges).
+RAD_HD RAD_INLINE void SampleLightmap(const ShadingView &v, int32_t page, double s, double t, double out[3]) {
+  const int side = v.lightmapSide;
+  const double x = s - 0.5, y = t - 0.5;
+  const double fx = x - floor(x), fy = y - floor(y);
+  const int x0 = int(floor(x)), y0 = int(floor(y));
+  const float *texels = v.lightmapTexels + size_t(page) * size_t(side) * size_t(side) * 3;
+  for (int c = 0; c < 3; ++c) out[c] = 0;
+  for (int dy = 0; dy < 2; ++dy)
+    for (int dx = 0; dx < 2; ++dx) {
+      const int xi = x0 + dx < 0 ? 0 : (x0 + dx >= side ? side - 1 : x0 + dx);
+      const int yi = y0 + dy < 0 ? 0 : (y0 + dy >= side ? side - 1 : y0 + dy);
+      const double w = (dx ? fx : 1 - fx) * (dy ? fy : 1 - fy);
+      for (int c = 0; c < 3; ++c) out[c] += w * texels[(size_t(yi) * size_t(side) + size_t(xi)) * 3 + size_t(c)];
+    }
+}
 
 // Radiance seen along `direction` where it hits `patch` at quad coordinates (u, v): Embree's parametrisation of
 // a quad (v0 at (0,0), v1 at (1,0), v2 at (1,1), v3 at (0,1)); for a triangle, barycentrics of (v1, v2).
@@ -94,15 +120,22 @@ RAD_HD RAD_INLINE void ShadeHit(const ShadingView &s, Vec3 direction, long long 
                                 double out[3]) {
   out[0] = out[1] = out[2] = 0;
   if (!(Dot(direction, s.patches[patch].normal) < 0)) return;
-  if (!s.vertexRadiance) {
+  if (!s.vertexRadiance && !s.lightmapTexels) {
     for (int c = 0; c < 3; ++c) out[c] = s.radiance[3 * patch + c];
     return;
   }
   double w[4];
-  if (s.cornerCount[patch] == 3) {
+  if ((s.cornerCount ? s.cornerCount[patch] : s.patches[patch].cornerCount) == 3) {
     w[0] = 1 - u - v, w[1] = u, w[2] = v, w[3] = 0;
   } else {
     w[0] = (1 - u) * (1 - v), w[1] = u * (1 - v), w[2] = u * v, w[3] = (1 - u) * v;
+  }
+  if (s.lightmapTexels) {  // the hit's place on the page, interpolated as the point is between the corners
+    double at[2] = {0, 0};
+    for (int k = 0; k < 4; ++k)
+      for (int a = 0; a < 2; ++a) at[a] += w[k] * s.lightmapUv[8 * patch + 2 * k + a];
+    SampleLightmap(s, s.lightmapPage[patch], at[0], at[1], out);
+    return;
   }
   for (int k = 0; k < 4; ++k) {
     const long long vertex = s.patchCorners[4 * patch + k];

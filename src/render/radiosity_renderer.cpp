@@ -70,16 +70,25 @@ void TraceSample(const RenderInputs &in, const CameraRay &ray, double out[3]) {
 Shading ParseShading(const std::string &name) {
   if (name == "flat") return Shading::kFlat;
   if (name == "smooth") return Shading::kSmooth;
+  if (name == "lightmap") return Shading::kLightmap;
   throw InputError("unknown shading \"" + name + "\" (expected flat or smooth)");
 }
 
-const char *ShadingName(Shading shading) { return shading == Shading::kFlat ? "flat" : "smooth"; }
+const char *ShadingName(Shading shading) {
+  return shading == Shading::kFlat ? "flat" : (shading == Shading::kLightmap ? "lightmap" : "smooth");
+}
 
 ShadingView MakeShadingView(const std::vector<Patch> &patches, const std::vector<double> &radiance,
-                            const SmoothMesh *mesh) {
+                            const SmoothMesh *mesh, const LightmapShading *lightmap) {
   ShadingView view;
   view.patches = patches.data();
   view.radiance = radiance.data();
+  if (lightmap) {
+    view.lightmapPage = lightmap->page.data();
+    view.lightmapUv = lightmap->uv.data();
+    view.lightmapTexels = lightmap->texels.data();
+    view.lightmapSide = lightmap->side;
+  }
   if (mesh) {
     view.patchCorners = mesh->patchCorners.data();
     view.cornerCount = mesh->cornerCount.data();
@@ -125,7 +134,9 @@ Image RenderRadiosity(MPI_Comm comm, const std::vector<Patch> &patches, const st
   SmoothMesh mesh;
   if (options.shading == Shading::kSmooth) mesh = BuildSmoothMesh(patches, radiance);
   const PatchScene scene(patches, camera.position);
-  const RenderInputs in{MakeShadingView(patches, radiance, options.shading == Shading::kSmooth ? &mesh : nullptr),
+  RAD_CHECK(options.shading != Shading::kLightmap || options.lightmap, "lightmap shading without a lightmap");
+  const LightmapShading *lightmap = options.shading == Shading::kLightmap ? options.lightmap : nullptr;
+  const RenderInputs in{MakeShadingView(patches, radiance, options.shading == Shading::kSmooth ? &mesh : nullptr, lightmap),
                         MakeCameraFrame(camera), scene.Handle()};
 
   // Every pixel is written by exactly one rank and is 0 elsewhere, so the sum in ReduceImage is exact.

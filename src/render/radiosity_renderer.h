@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lightmap/lightmap_pages.h"
 #include "render/camera.h"
 #include "render/image.h"
 #include "render/pixel_kernels.h"
@@ -16,14 +17,17 @@
 
 namespace rad {
 
-enum class Shading { kFlat, kSmooth };
-Shading ParseShading(const std::string &name);  // "flat" | "smooth"; throws InputError
+// Flat: each patch's B; smooth: B interpolated from the patches' corners; lightmap: the baked lightmap's texels
+// with bilinear filtering (patches that are lightmap texels, lightmap/lightmap_pages.h).
+enum class Shading { kFlat, kSmooth, kLightmap };
+Shading ParseShading(const std::string &name);  // "flat" | "smooth" | "lightmap"; throws InputError
 const char *ShadingName(Shading shading);
 
 struct RenderOptions {
   int samplesPerPixel = 16;
   Shading shading = Shading::kSmooth;
   unsigned long long seed = 1;
+  const LightmapShading *lightmap = nullptr;  // Shading::kLightmap: what it reads (the CPU renderer draws it)
 };
 
 // Collective over `comm`: scanlines are shared cyclically among the ranks, each rank uses its TBB threads,
@@ -36,9 +40,10 @@ Image RenderRadiosity(MPI_Comm comm, const std::vector<Patch> &patches, const st
 // Throws InputError for a bad camera or sample count.
 void CheckRenderInputs(const std::vector<Patch> &patches, const std::vector<double> &radiance, const Camera &camera,
                        const RenderOptions &options);
-// Host pointers into the patches, the radiance and (smooth shading) the mesh, which must outlive the view.
+// Host pointers into the patches, the radiance and (smooth shading) the mesh or (lightmap shading) the
+// lightmap, which must outlive the view.
 ShadingView MakeShadingView(const std::vector<Patch> &patches, const std::vector<double> &radiance,
-                            const SmoothMesh *mesh);
+                            const SmoothMesh *mesh, const LightmapShading *lightmap = nullptr);
 // Sums every rank's pixels (each pixel is non-zero on one rank only, so the sum is exact) onto rank 0.
 Image ReduceImage(MPI_Comm comm, int width, int height, std::vector<float> rgb);
 

@@ -10,12 +10,15 @@ Checked, against answers this test computes itself:
   - the glTF scene (scene.glb), read by a reader written here: its two UV sets, the unlit material on UV set
     1, the embedded page equal to lightmap_0.png, its triangles covering the scene's area (also as Assimp
     reads the file), and every triangle's lightmap UV landing on a texel whose patches lie where the triangle is;
+  - images drawn from the lightmap (--shading lightmap, in `run` and `render`): inside the furnace every pixel
+    is the sRGB code of 2, and `render` draws the same bytes from radiosity.h5;
   - --lightmap-resolution alone fills one page;
   - 1 and 2 ranks give the same patches, B and lightmap bytes (Jacobi);
   - bad input (a polygon that is not planar, charts that cannot fit a page, --refine with texels) exits 2
     with one line and writes nothing;
   - hemicube rows (--method hemicube): a white furnace cube's rows sum to 1 to rounding and B is 2, and the
-    rows are the same bits for 1, 2 and 4 ranks; bad hemicube options exit 2.
+    rows are the same bits for 1, 2 and 4 ranks; gathering without rows (--hemicube-mode gather) gives the
+    rows' B, the same bits on 1 and 2 ranks; bad hemicube options exit 2.
 
 Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_SOURCE_DIR).
 Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_lightmap.py [-v]
@@ -193,6 +196,29 @@ class TestLightmap(CliTestCase):
         with h5py.File(again, "r") as f:
             self.assertAlmostEqual(f["patches/area"][:].sum() / (8 * np.sqrt(3)), 1.0, delta=1e-5)
 
+    def test_images_drawn_from_the_lightmap(self):
+        # From inside the furnace every pixel sees a wall's front, B = 2: drawn from the lightmap with bilinear
+        # filtering, every pixel is sRGB(2 * 2^-2), gutters and all (a texel read off its chart would be dark).
+        import matplotlib.image
+        camera = ["--camera-position", "0", "0", "0", "--camera-target", "1", "1", "1", "--fov-y", "100"]
+        out = self.job("drawn", TEXELS + ["--shading", "lightmap"] + camera)
+        png = np.round(matplotlib.image.imread(os.path.join(out, "image.png"))[:, :, :3] * 255).astype(int)
+        self.assertEqual(set(np.unique(png)), {srgb8(0.5)})
+        # `render` draws the same image from radiosity.h5's lightmap.
+        again = self.path("again.png")
+        self.rad_ok(["render", "--radiosity", os.path.join(out, "radiosity.h5"), "--output", again, "--shading",
+                     "lightmap", "--width", "16", "--height", "16", "--exposure", "-2"] + camera)
+        with open(again, "rb") as a, open(os.path.join(out, "image.png"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        # A file without a lightmap cannot be drawn so.
+        plain = self.path("plain")
+        self.rad_ok(["run", "--input", self.scene, "--subdiv", "1", "--output-dir", plain, "--width", "8",
+                     "--height", "8", "--quiet"])
+        proc = run(["render", "--radiosity", os.path.join(plain, "radiosity.h5"), "--output", self.path("no.png"),
+                    "--shading", "lightmap"], cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertIn("/lightmap", proc.stderr)
+
     def test_lightmap_resolution_alone_fills_one_page(self):
         out = self.job("resolution", ["--lightmap-resolution", "32"])
         with h5py.File(os.path.join(out, "radiosity.h5"), "r") as f:
@@ -274,6 +300,34 @@ class TestHemicube(CliTestCase):
             with h5py.File(other, "r") as b:
                 for k, v in reference.items():
                     self.assertTrue(np.array_equal(v, b["formfactors/" + k][:]), (other, k))
+
+    def test_gathering_without_rows_gives_what_the_rows_give(self):
+        # --hemicube-mode gather traces every hemicube again each iteration (Jacobi, no F): the same iterates as
+        # Jacobi on the rows, but for the order of the sums, so B agrees to the solver's tolerance. The scene:
+        # the tetrahedron with one wall lit and the others dark, so that B varies.
+        scene = self.path("lit.obj")
+        obj, _ = tetrahedron_obj()
+        lines = obj.splitlines()
+        faces = [k for k, line in enumerate(lines) if line.startswith("f ")]
+        lines.insert(faces[1], "usemtl dark")
+        with open(scene, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+        with open(self.path("furnace.mtl"), "w") as fh:
+            fh.write("newmtl furnace\nKd 0.5 0.5 0.5\nKe 1 1 1\nnewmtl dark\nKd 0.7 0.6 0.5\n")
+        results = {}
+        for mode in ("rows", "gather"):
+            out = self.path(mode)
+            for ranks in (None, 2):
+                folder = out + ("_2" if ranks else "")
+                self.rad_ok(["run", "--input", scene, "--texel-size", "0.4", "--method", "hemicube", "--hemicube",
+                             "16", "--hemicube-mode", mode, "--solver", "jacobi", "--tolerance", "1e-12",
+                             "--output-dir", folder, "--width", "8", "--height", "8", "--quiet"], ranks)
+                with h5py.File(os.path.join(folder, "radiosity.h5"), "r") as f:
+                    results[(mode, ranks)] = f["radiosity/B"][:]
+        b = results[("rows", None)]
+        self.assertGreater(np.ptp(b[:, 2]), 0.1, "B should vary over the texels")
+        self.assertLess(np.max(np.abs(results[("gather", None)] - b)), 1e-10)
+        self.assertTrue(np.array_equal(results[("gather", None)], results[("gather", 2)]), "gathering: ranks show")
 
     def test_bad_hemicube_options_exit_2(self):
         cube = os.path.join(test_cli.TEST_MESHES, "furnace_cube.obj")
