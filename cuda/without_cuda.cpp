@@ -9,6 +9,7 @@
 #include "cuda/device_info.h"
 #include "cuda/device_select.h"
 #include "cuda/gpu_form_factors.h"
+#include "cuda/gpu_hemicube.h"
 #include "cuda/gpu_path_tracer.h"
 #include "cuda/gpu_renderer.h"
 #include "cuda/gpu_solver.h"
@@ -45,6 +46,11 @@ void ComputeRowsGpu(const FormFactorGeometry &, const FlatBvh &, const std::vect
 SolverResult SolveRadiosityGpu(MPI_Comm, const LocalSystem &, const SolverOptions &, PhaseTimers &,
                                const GpuSolverSettings &) {
   NoDevice("the GPU solver");
+}
+
+void ComputeHemicubeRowsGpu(const Scene &, const std::vector<Patch> &, const std::vector<long long> &,
+                            const HemicubeOptions &, FormFactorRows &, long long &) {
+  NoDevice("hemicube rows on the GPU");
 }
 
 Image RenderRadiosityGpu(MPI_Comm, const std::vector<Patch> &, const std::vector<double> &, const Camera &,

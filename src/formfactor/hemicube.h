@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "formfactor/point_polygon.h"
 #include "util/hd.h"
@@ -22,6 +23,12 @@
 #include "util/vec3.h"
 
 namespace rad {
+
+struct HemicubeOptions {
+  int resolution = 64;  // n: n x n on top, n x n/2 on each side (even)
+  bool rotate = true;   // each patch's hemicube turned about its normal by its own random angle
+  uint64_t seed = 1;
+};
 
 // The random stream of the hemicubes' angles (the third Philox counter word): apart from the shadow rays'.
 constexpr uint32_t kHemicubeStream = 0x48434245u;
@@ -88,6 +95,9 @@ RAD_HD RAD_INLINE HemicubeFrame MakeHemicubeFrame(Vec3 normal, uint32_t patch, u
   const double c = std::cos(angle), s = std::sin(angle);
   return HemicubeFrame{u * c + v * s, v * c - u * s, normal};
 }
+
+// Every pixel's multiplier (HemicubePixelWeight) for resolution n, on the host (hemicube_rows.cpp).
+std::vector<double> HemicubeWeights(int n);
 
 // One patch's row: for every pixel k, `trace(origin, direction)` gives the patch it sees with its front (or -1:
 // nothing, an obstruction, or a patch's back), and `add(j, weight[k])` gathers it, pixel by pixel in order (so

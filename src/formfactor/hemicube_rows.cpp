@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "accel/bvh_builder.h"
+#include "formfactor/hemicube_bvh.h"
 #include "scene/embree_geometry.h"
 #include "util/embree_util.h"
 #include "util/error.h"
@@ -98,11 +100,7 @@ void ComputeHemicubeRowsCpu(const Scene &scene, const std::vector<Patch> &patche
   });
   progress.Finish();
   rays = (long long)rows.size() * HemicubePixels(options.resolution);
-  f.storage = Storage::kCsr;
-  f.indptr.assign(1, 0);
-  f.columns.clear();
-  f.f64.clear();
-  f.f32.clear();
+  StartCsrRows(f);
   for (size_t r = 0; r < rows.size(); ++r) {
     f.columns.insert(f.columns.end(), columns[r].begin(), columns[r].end());
     if (f.precision == Precision::kDouble) f.f64.insert(f.f64.end(), values[r].begin(), values[r].end());
@@ -112,6 +110,91 @@ void ComputeHemicubeRowsCpu(const Scene &scene, const std::vector<Patch> &patche
     std::vector<int32_t>().swap(columns[r]);
     std::vector<double>().swap(values[r]);
   }
+}
+
+std::vector<BvhTriangle> HemicubeTriangles(const Scene &scene, const std::vector<Patch> &patches) {
+  std::vector<BvhTriangle> triangles = PatchTriangles(patches);
+  Scene obstructions;
+  obstructions.materials = scene.materials;
+  std::vector<int32_t> faceOf;
+  for (size_t f = 0; f < scene.faces.size(); ++f)
+    if (scene.materials[size_t(scene.faces[f].material)].obstruction) {
+      obstructions.faces.push_back(scene.faces[f]);
+      faceOf.push_back(int32_t(f));
+    }
+  for (BvhTriangle t : SceneTriangles(obstructions)) {
+    t.id = int32_t(patches.size()) + faceOf[size_t(t.id)];
+    triangles.push_back(t);
+  }
+  return triangles;
+}
+
+HemicubeBvhJob MakeHemicubeBvhJob(BvhView bvh, const Patch *patches, size_t patchCount,
+                                  const std::vector<BvhTriangle> &triangles, const HemicubeOptions &options) {
+  HemicubeBvhJob job;
+  job.bvh = bvh;
+  job.patches = patches;
+  job.patchCount = int32_t(patchCount);
+  job.resolution = options.resolution;
+  job.rotate = options.rotate;
+  job.seed = options.seed;
+  job.tnear = HemicubeStart(triangles);
+  return job;
+}
+
+void StartCsrRows(FormFactorRows &f) {
+  f.storage = Storage::kCsr;
+  f.indptr.assign(1, 0);
+  f.columns.clear();
+  f.f64.clear();
+  f.f32.clear();
+}
+
+float HemicubeStart(const std::vector<BvhTriangle> &triangles) {
+  float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (const BvhTriangle &t : triangles)
+    for (const float *v : {t.v0, t.v1, t.v2})
+      for (int a = 0; a < 3; ++a) lo[a] = std::min(lo[a], v[a]), hi[a] = std::max(hi[a], v[a]);
+  return float(1e-6 * std::max({double(hi[0]) - lo[0], double(hi[1]) - lo[1], double(hi[2]) - lo[2], 0.0}));
+}
+
+void AppendHemicubeRows(const int32_t *hits, size_t rows, int resolution, const std::vector<double> &weight,
+                        size_t patchCount, FormFactorRows &f) {
+  const size_t pixels = size_t(HemicubePixels(resolution));
+  std::vector<double> sum(patchCount, 0.0);
+  std::vector<int32_t> touched;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t k = 0; k < pixels; ++k) {  // as GatherRowCpu adds them, pixel by pixel
+      const int32_t j = hits[r * pixels + k];
+      if (j < 0) continue;
+      if (sum[size_t(j)] == 0) touched.push_back(j);
+      sum[size_t(j)] += weight[k];
+    }
+    std::sort(touched.begin(), touched.end());
+    for (int32_t j : touched) {
+      f.columns.push_back(j);
+      if (f.precision == Precision::kDouble) f.f64.push_back(sum[size_t(j)]);
+      else f.f32.push_back(float(sum[size_t(j)]));
+      sum[size_t(j)] = 0;
+    }
+    touched.clear();
+    f.indptr.push_back((long long)f.columns.size());
+  }
+}
+
+void ComputeHemicubeRowsOnBvh(const Scene &scene, const std::vector<Patch> &patches,
+                              const std::vector<long long> &rows, const HemicubeOptions &options, FormFactorRows &f) {
+  const std::vector<BvhTriangle> triangles = HemicubeTriangles(scene, patches);
+  const FlatBvh bvh = BuildBvh(triangles);
+  HemicubeBvhJob job = MakeHemicubeBvhJob(bvh.View(), patches.data(), patches.size(), triangles, options);
+  job.rows = rows.data();
+  const int pixels = HemicubePixels(options.resolution);
+  std::vector<int32_t> hits(rows.size() * size_t(pixels));
+  tbb::parallel_for(size_t(0), rows.size(), [&](size_t r) {
+    for (int k = 0; k < pixels; ++k) hits[r * size_t(pixels) + size_t(k)] = HemicubePixelHit(job, (long long)r, k);
+  });
+  StartCsrRows(f);
+  AppendHemicubeRows(hits.data(), rows.size(), options.resolution, HemicubeWeights(options.resolution), patches.size(), f);
 }
 
 }  // namespace rad

@@ -16,15 +16,6 @@
 
 namespace rad {
 
-struct HemicubeOptions {
-  int resolution = 64;  // n: n x n on top, n x n/2 on each side (even)
-  bool rotate = true;   // each patch's hemicube turned about its normal by its own random angle
-  uint64_t seed = 1;
-};
-
-// Every pixel's multiplier (HemicubePixelWeight) for resolution n.
-std::vector<double> HemicubeWeights(int n);
-
 // What the pixels see, on the CPU: the patches as quads and the obstructions as triangles on one Embree scene.
 class HemicubeTracer {
  public:

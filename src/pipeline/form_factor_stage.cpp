@@ -12,6 +12,7 @@
 #include "formfactor/pair_exchange.h"
 #include "formfactor/visible_region.h"
 #include "formfactor/embree_scene.h"
+#include "cuda/gpu_hemicube.h"
 #include "formfactor/hemicube.h"
 #include "solver/hemicube_gathering.h"
 #include "io/csr_hdf5.h"
@@ -231,10 +232,11 @@ SolverResult FormFactorJob::RunGathering(double tolerance, int maxIterations) {
 }
 
 void FormFactorJob::RunHemicube() {
-  if (exec_.Talks() && exec_.UsedBackend() != Backend::kCpu)
-    std::fprintf(stderr, "radiosity: note: hemicube rows are traced on the CPU cores (Embree)\n");
   ScopedPhase phase(exec_.Timers(), "hemicube rows");
-  ComputeHemicubeRowsCpu(scene_, geometry_.patches, f_.rows, o_.hemicube, f_, hemicubeRays_, exec_.Talks());
+  if (exec_.UsedBackend() == Backend::kGpu)  // the pixels on the project's BVH, the same rows' code
+    ComputeHemicubeRowsGpu(scene_, geometry_.patches, f_.rows, o_.hemicube, f_, hemicubeRays_);
+  else
+    ComputeHemicubeRowsCpu(scene_, geometry_.patches, f_.rows, o_.hemicube, f_, hemicubeRays_, exec_.Talks());
 }
 
 // --operator auto: dense when its memory check passes, else the operator beyond it (said in one line, also

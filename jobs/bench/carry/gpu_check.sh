@@ -11,7 +11,7 @@ set -u
 cd "$(dirname "$0")/../../.."
 source jobs/bench/carry/start.sh
 echo "== device tests ($(el) s)" | tee -a $S
-timeout 120 $RAD_BUILD_DIR/tests/radiosity_tests --gtest_filter='Gpu*:*Device*:BvhGpu*:Backend.*:GpuSolver.*:Wavefront*' \
+timeout 120 $RAD_BUILD_DIR/tests/radiosity_tests --gtest_filter='Gpu*:*Device*:BvhGpu*:Backend.*:GpuSolver.*:Wavefront*:*Gpu*' \
   > $OUT/gtest_gpu.log 2>&1; echo "rc=$?" | tee -a $S
 grep -E "^\[  (PASSED|FAILED) |^\[       OK \].*[0-9]{4,} ms" $OUT/gtest_gpu.log | tee -a $S
 echo "== gpu.sh ($(el) s)" | tee -a $S
