@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <limits>
 #include <memory>
 
@@ -121,6 +122,13 @@ CommandRunner AddInfoCommand(CLI::App &app) {
     else if (file.Has("/formfactors/indptr")) PrintCsrSummary(file);
     if (file.Has("/radiosity/B")) std::printf("radiosity/B: present\n");
     if (file.Has("/pathtrace/B")) std::printf("pathtrace/B, pathtrace/stderr: present (path-traced patch estimates)\n");
+    if (file.Has("/lightmap/texel")) {  // the patches are lightmap texels (run --texel-size)
+      std::map<std::string, std::string> a;
+      for (const auto &[name, value] : file.DatasetAttributes("/lightmap")) a[name] = value;
+      std::printf("lightmap: %s page(s) of %s x %s texels, texel size %s, %s charts, %s texels\n", a["pages"].c_str(),
+                  a["resolution"].c_str(), a["resolution"].c_str(), a["texel_size"].c_str(), a["charts"].c_str(),
+                  a["texels"].c_str());
+    }
     return file.Complete() ? 0 : 1;
   };
 }

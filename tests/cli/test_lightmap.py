@@ -228,6 +228,8 @@ class TestLightmap(CliTestCase):
         self.assertLessEqual(attrs["texels"], 32 * 32)
         with open(os.path.join(out, "summary.txt")) as fh:
             self.assertIn("texel size %.6g" % attrs["texel_size"], fh.read())
+        info = self.rad_ok(["info", os.path.join(out, "radiosity.h5")]).stdout
+        self.assertIn("lightmap: 1 page(s) of 32 x 32 texels", info)
 
     def test_ranks_do_not_show(self):
         # Jacobi: Gauss-Seidel sweeps each rank's rows in turn, so its iterates depend on the ranks by design.
@@ -263,6 +265,10 @@ class TestLightmap(CliTestCase):
             fh.write("".join("f %d %d %d\n" % (3 * k + 1, 3 * k + 2, 3 * k + 3) for k in range(100)))
         self.expect_refusal(["--input", many, "--lightmap-resolution", "16"], ["many.obj", "one lightmap page"])
         self.expect_refusal(["--input", self.scene, "--texel-size", "1e-4"], ["furnace.obj", "--texel-size"])
+        # Texels that fit the patch count but not the memory: refused from a floor on their count, before any
+        # is made.
+        self.expect_refusal(["--input", self.scene, "--texel-size", "0.01", "--memory-limit", "64M"],
+                            ["furnace.obj", "--texel-size 0.01", "larger --texel-size"])
         self.expect_refusal(["--input", self.scene, "--texel-size", "0.3", "--refine", "1"], ["--refine"])
 
 
