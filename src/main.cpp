@@ -7,14 +7,17 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "pipeline/backend.h"
 #include "pipeline/execution.h"
 #include "util/error.h"
+#include "util/interrupts.h"
 #include "util/memory_budget.h"
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   const int rank = rad::WorldRank();
+  rad::InstallInterruptHandlers(rank);
   int code = 0;
   {
     CLI::App app{"radiosity: form factors, radiosity and images for diffuse scenes, on MPI ranks"};
@@ -33,6 +36,7 @@ int main(int argc, char **argv) {
         {"vpl", rad::AddVplCommand(app)},
         {"validate", rad::AddValidateCommand(app)},
     };
+    rad::RejectNonFiniteNumbers(app);
     // --version works without a subcommand.
     app.preparse_callback([&](size_t) {
       for (int k = 1; k < argc; ++k)

@@ -35,6 +35,22 @@ CLI::Validator PositiveValue(const std::string &what) {
 
 }  // namespace
 
+void RejectNonFiniteNumbers(CLI::App &app) {
+  // NaN passes every range check (each comparison with it is false): `--quadrature-tolerance nan` ran forever.
+  const CLI::Validator finite(
+      [](std::string &text) {
+        double value = 0;
+        if (CLI::detail::lexical_cast(text, value) && !std::isfinite(value))
+          return "must be a finite number, not '" + text + "'";
+        return std::string();
+      },
+      "FINITE");
+  for (CLI::Option *option : app.get_options())
+    if (option->get_type_name().find("FLOAT") != std::string::npos || option->get_type_name().find("INT") != std::string::npos)
+      option->check(finite);
+  for (CLI::App *sub : app.get_subcommands([](CLI::App *) { return true; })) RejectNonFiniteNumbers(*sub);
+}
+
 void AddMeshingOptions(CLI::App &cmd, Meshing &meshing, const std::string &subdivHelp) {
   CLI::Option *subdiv = cmd.add_option("--subdiv", meshing.subdiv, subdivHelp)->capture_default_str()
       ->check(CLI::Range(0, 10));
@@ -177,7 +193,13 @@ void AddCameraOptions(CLI::App &cmd, CameraOptions &o) {
   target->needs(position);
   position->excludes(camera);
   cmd.add_option("--fov-y", o.fovY, "Full vertical field of view in degrees (default: the camera's, or 40)")
-      ->check(CLI::Range(0.0, 180.0));
+      ->check(CLI::Validator(
+          [](std::string &text) {
+            double value = 0;
+            const bool ok = CLI::detail::lexical_cast(text, value) && value > 0 && value < 180;
+            return ok ? std::string() : "must be an angle above 0 and below 180 degrees, not '" + text + "'";
+          },
+          "(0, 180)"));
   cmd.add_option("--width", o.width, "Image width in pixels (default: the camera's, or 512)")->check(CLI::Range(1, 16384));
   cmd.add_option("--height", o.height, "Image height in pixels (default: the camera's, or 512)")->check(CLI::Range(1, 16384));
 }

@@ -53,6 +53,10 @@ struct ExecutionFlags {
 // --threads, --quiet and --backend, as `flags` says.
 void AddExecutionOptions(CLI::App &cmd, ExecutionOptions &o, ExecutionFlags flags = {});
 // --quiet alone, with its own help (for commands whose quiet mode still prints something).
+// Adds to every numeric option of `app` and its subcommands (recursively) a check that refuses NaN and
+// infinities, which CLI11's range checks let through. Called once all commands are made.
+void RejectNonFiniteNumbers(CLI::App &app);
+
 void AddQuietOption(CLI::App &cmd, bool &quiet, const std::string &help = "No progress lines");
 // --timings FILE.
 void AddTimingsOption(CLI::App &cmd, std::string &timings);

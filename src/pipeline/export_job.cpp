@@ -85,6 +85,9 @@ Attributes SourceAttributes(const std::string &path) {
 
 int RunExportJob(const ExportJobOptions &o) {
   const int rank = WorldRank();
+  std::vector<NamedPath> inputs = SceneInputPaths(o.input.files, o.input.materials);
+  inputs.push_back({"--formfactors", o.formfactors});
+  CheckOutputsDistinct(inputs, {{"--output", o.output}});
   CheckOutputPath("--output", o.output);
   if (!std::isfinite(o.dropBelow) || o.dropBelow < 0)
     throw InputError("--drop-below must be a finite number >= 0, not " + std::to_string(o.dropBelow));

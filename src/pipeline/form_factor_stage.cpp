@@ -51,6 +51,8 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_
   // What only the dense operator writes or does leaves auto no choice.
   if (o_.op == FormFactorOperator::kAuto && (o_.normalizeRows || !o_.raw.empty())) o_.op = FormFactorOperator::kDense;
   if (Sparse()) CheckSparseOptions();
+  CheckOutputsDistinct(SceneInputPaths(o_.input.files, o_.input.materials),
+                       {{"--output", o_.output}, {"--raw", o_.raw}, {"--timings", o_.timings}});
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
   if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
   if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);

@@ -55,6 +55,9 @@ int RunPathTraceJob(const PathTraceJobOptions &o, Execution &exec) {
   const bool quiet = exec.Quiet();
   if (o.png.empty() && o.exr.empty() && o.patchEstimates.empty())
     throw InputError("nothing to do: give --output (PNG), --exr and/or --patch-estimates");
+  CheckOutputsDistinct(SceneInputPaths(o.input.files, o.input.materials),
+                       {{"--output", o.png}, {"--exr", o.exr}, {"--patch-estimates", o.patchEstimates},
+                        {"--timings", o.timings}});
   if (!o.png.empty()) CheckImageOutputPath("--output", o.png);
   if (!o.exr.empty()) CheckImageOutputPath("--exr", o.exr, true);
   if (!o.patchEstimates.empty()) CheckOutputPath("--patch-estimates", o.patchEstimates);

@@ -58,6 +58,8 @@ std::unique_ptr<LightmapShading> ReadLightmap(const std::string &path, const std
 int RunRenderJob(RenderJobOptions o, Execution &exec) {
   PhaseTimers &timers = exec.Timers();
   o.step.backend = exec.UsedBackend();
+  CheckOutputsDistinct({{"--radiosity", o.radiosity}}, {{"--output", o.step.png}, {"--exr", o.step.exr},
+                                                        {"--ply", o.step.ply}, {"--timings", o.timings}});
   CheckRenderOutputs(o.step);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
 

@@ -15,6 +15,9 @@ namespace rad {
 int RunSolveJob(SolveJobOptions o, Execution &exec) {
   PhaseTimers &timers = exec.Timers();
   o.step.backend = exec.UsedBackend();
+  std::vector<NamedPath> inputs = SceneInputPaths(o.input.files, o.input.materials);
+  inputs.push_back({"--formfactors", o.formfactors});
+  CheckOutputsDistinct(inputs, {{"--output", o.output}, {"--timings", o.timings}});
   CheckOutputPath("--output", o.output);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
   const Distribution distribution = o.distribution;

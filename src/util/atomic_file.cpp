@@ -9,6 +9,7 @@
 
 #include "util/agree.h"
 #include "util/error.h"
+#include "util/interrupts.h"
 #include "util/mpi_check.h"
 
 namespace rad {
@@ -28,12 +29,14 @@ std::string CommitPartial(const std::string &path) {
 void WriteAtomically(const std::string &path, const std::string &what,
                      const std::function<std::string(const std::string &partial)> &write) {
   const std::string partial = PartialPath(path);
+  RegisterTemporary(partial);  // removed if a signal stops the write
   std::string why;
   try {
     why = write(partial);
   } catch (...) {
     std::error_code ignored;
     std::filesystem::remove(partial, ignored);
+    ForgetTemporary(partial);
     throw;
   }
   if (why.empty()) {
@@ -42,6 +45,7 @@ void WriteAtomically(const std::string &path, const std::string &what,
     std::error_code ignored;
     std::filesystem::remove(partial, ignored);
   }
+  ForgetTemporary(partial);
   if (!why.empty()) throw InputError(path + ": cannot write " + what + " (" + why + ")");
 }
 
@@ -57,9 +61,12 @@ void WriteFileAtomically(const std::string &path, const std::string &content, co
 }
 
 CollectivePartialFile::CollectivePartialFile(MPI_Comm comm, const std::string &path)
-    : comm_(comm), path_(path), partial_(PartialPath(path)) {}
+    : comm_(comm), path_(path), partial_(PartialPath(path)) {
+  RegisterTemporary(partial_);  // every rank: whichever a signal reaches first removes it
+}
 
 CollectivePartialFile::~CollectivePartialFile() {
+  ForgetTemporary(partial_);
   if (committed_) return;
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
@@ -71,6 +78,7 @@ void CollectivePartialFile::Commit() {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   int ok = 1;
+  ForgetTemporary(partial_);  // from here the name is the result's (or gone)
   if (rank == 0) ok = CommitPartial(path_).empty() ? 1 : 0;
   MPI_Bcast(&ok, 1, MPI_INT, 0, comm_);
   if (!ok) throw InputError(path_ + ": cannot rename " + partial_ + " into place");

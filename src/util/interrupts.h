@@ -1,0 +1,20 @@
+// SIGINT and SIGTERM (Ctrl-C, `scancel`, Slurm's time limit and `--signal=TERM@T`) stop the process at once:
+// the temporary files it is writing ("<path>.partial", util/atomic_file.h) are removed, rank 0 says in one line
+// what was interrupted, and the exit code is 128 + the signal (130, 143). Nothing half-written is left that a
+// later run or reader could take for a result; a previous complete file of the same name is untouched (it is
+// only ever replaced by a rename of a finished temporary). Under mpirun the launcher passes the signal to every
+// rank, and each removes what it registered.
+#pragma once
+
+#include <string>
+
+namespace rad {
+
+// Installs the handlers (once, after MPI_Init; `rank` decides who speaks).
+void InstallInterruptHandlers(int rank);
+
+// A temporary file being written: removed if a signal stops the process before ForgetTemporary.
+void RegisterTemporary(const std::string &path);
+void ForgetTemporary(const std::string &path);
+
+}  // namespace rad

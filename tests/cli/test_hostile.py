@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Hostile and careless use (issue 17, first part): what the program refuses before it works, and how it stops.
+
+Checked:
+  - every numeric option refuses NaN and infinities (CLI11's range checks let NaN through: a NaN quadrature
+    tolerance ran forever), and a field of view of 0 degrees is refused: exit 2, one line, nothing written;
+  - an output that is an input (the scene, its materials, the F or radiosity file read) or another output is
+    refused up front, and the input is left as it was;
+  - SIGINT and SIGTERM stop a run at once with exit 130 and 143, one line on stderr, and leave neither the
+    outputs nor their temporaries ("<path>.partial").
+
+Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_SOURCE_DIR).
+Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_hostile.py [-v]
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_cli  # noqa: E402
+from test_cli import CliTestCase, describe, program_stderr_lines, run  # noqa: E402
+
+
+class TestHostile(CliTestCase):
+    def scene(self):
+        """A copy of the Cornell box (with its MTL) in the test's folder."""
+        for ext in ("obj", "mtl"):
+            shutil.copy(os.path.join(test_cli.MESHES, "cornell_box." + ext), self.path("cornell_box." + ext))
+        return self.path("cornell_box.obj")
+
+    def refused(self, args, words, absent=()):
+        proc = run(args, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        # One line, and for an option CLI11 refuses, its usual pointer to --help.
+        lines = [line for line in program_stderr_lines(proc.stderr) if not line.startswith("Run with --help")]
+        self.assertEqual(len(lines), 1, describe(proc))
+        for word in words:
+            self.assertIn(word, lines[0], describe(proc))
+        for path in absent:
+            self.assertFalse(os.path.exists(path), path + " should not exist")
+
+    def test_numbers_must_be_finite(self):
+        scene = self.scene()
+        out = self.path("out.h5")
+        for option, value in (("--quadrature-tolerance", "nan"), ("--seed", "inf"), ("--operator-tolerance", "nan"),
+                              ("--drop-below", "-inf"), ("--shadow-rays", "nan")):
+            with self.subTest(option=option):
+                self.refused(["formfactors", "--input", scene, "--output", out, option, value], [option], [out])
+        folder = self.path("run")
+        for extra in (["--exposure", "inf"], ["--tolerance", "nan"], ["--camera-position", "nan", "0", "0",
+                                                                      "--camera-target", "1", "1", "1"],
+                      ["--fov-y", "0"], ["--fov-y", "180"], ["--refine-contrast", "nan"]):
+            with self.subTest(extra=extra):
+                self.refused(["run", "--input", scene, "--output-dir", folder] + extra, [extra[0]], [folder])
+
+    def test_outputs_never_overwrite_inputs_or_each_other(self):
+        scene = self.path("cornell_box.obj")
+        self.scene()
+        with open(scene, "rb") as fh:
+            before = fh.read()
+        self.refused(["formfactors", "--input", scene, "--output", scene], ["--output would overwrite the input"])
+        self.refused(["formfactors", "--input", scene, "--output", self.path("cornell_box.mtl"),
+                      "--materials", self.path("cornell_box.mtl")], ["--materials"])
+        self.refused(["formfactors", "--input", scene, "--output", self.path("f.h5"), "--raw",
+                      os.path.join(self.tmp, ".", "f.h5")], ["--raw and --output name the same file"])
+        with open(scene, "rb") as fh:
+            self.assertEqual(fh.read(), before, "the scene was changed")
+        f = self.path("f.h5")
+        self.rad_ok(["formfactors", "--input", scene, "--output", f, "--quiet"])
+        with open(f, "rb") as fh:
+            matrix = fh.read()
+        self.refused(["solve", "--formfactors", f, "--output", os.path.join(self.tmp, "x", "..", "f.h5")],
+                     ["would overwrite the input --formfactors"])
+        self.refused(["export", "--formfactors", f, "--format", "raw", "--output", f], ["--formfactors"])
+        with open(f, "rb") as fh:
+            self.assertEqual(fh.read(), matrix, "the F file was changed")
+
+    def interrupt(self, sig, code, word):
+        out = self.path("f.h5")
+        cmd = test_cli.command(["formfactors", "--input", self.scene(), "--subdiv", "4", "--output", out,
+                                "--raw", self.path("f.raw")])
+        proc = subprocess.Popen(cmd, cwd=self.tmp, env=test_cli.ENV, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, universal_newlines=True)
+        # Its first line comes after the handlers are in place (they are installed right after MPI_Init).
+        first = proc.stderr.readline()
+        self.assertIn("patches", first)
+        time.sleep(0.5)
+        self.assertIsNone(proc.poll(), "the run ended before it could be interrupted")
+        proc.send_signal(sig)
+        _, rest = proc.communicate(timeout=60)
+        stderr = first + rest
+        self.assertEqual(proc.returncode, code, stderr)
+        said = [line for line in stderr.splitlines() if word in line]
+        self.assertEqual(len(said), 1, stderr)
+        self.assertEqual([name for name in os.listdir(self.tmp) if name.startswith("f.")], [])
+
+    def test_sigint_stops_at_once_with_130(self):
+        self.interrupt(signal.SIGINT, 130, "interrupted (SIGINT)")
+
+    def test_sigterm_stops_at_once_with_143(self):
+        self.interrupt(signal.SIGTERM, 143, "terminated (SIGTERM)")
+
+
+if __name__ == "__main__":
+    sys.exit(test_cli.run_tests(__file__))
