@@ -226,7 +226,7 @@ void WriteMatrixMarket(MPI_Comm comm, const std::string &path, const ExportRows 
     RAD_MPI(MPI_File_write_at_all(fh, offset, text.data(), int(blockBytes), MPI_CHAR, MPI_STATUS_IGNORE));
     offset += blockBytes;
   }
-  out.Commit();
+  out.Commit(MPI_Offset(header.size()) + MPI_Offset(bytes.total));
 }
 
 std::vector<double> ReadMatrixMarketRows(MPI_Comm comm, const std::string &path, long long n,

@@ -88,7 +88,7 @@ void WritePetscBinary(MPI_Comm comm, const std::string &path, const ExportRows &
     RAD_MPI(MPI_File_write_at_all(fh, valueBase + 8 * written, values.data(), count, MPI_UINT64_T, MPI_STATUS_IGNORE));
     written += count;
   }
-  out.Commit();
+  out.Commit(valueBase + 8 * MPI_Offset(nnz.total));
 }
 
 std::vector<double> ReadPetscBinaryRows(MPI_Comm comm, const std::string &path, long long n,

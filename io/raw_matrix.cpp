@@ -67,7 +67,7 @@ void WriteRawRows(MPI_Comm comm, const std::string &path, long long n, const std
         RAD_MPI(MPI_File_write_at_all(fh, 0, data, int(count), rowType, MPI_STATUS_IGNORE));
       },
       blockEntries);
-  out.Commit();
+  out.Commit(kHeaderBytes + MPI_Offset(n) * MPI_Offset(n) * 8);
 }
 
 }  // namespace

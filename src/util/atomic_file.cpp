@@ -100,9 +100,17 @@ MPI_File PartialMpiFile::Open() {
   return fh_;
 }
 
-void PartialMpiFile::Commit() {
-  RAD_MPI(MPI_File_close(&fh_));
+void PartialMpiFile::Commit(MPI_Offset expectedBytes) {
+  const bool synced = MPI_File_sync(fh_) == MPI_SUCCESS;
+  MPI_Offset size = -1;
+  const bool sized = MPI_File_get_size(fh_, &size) == MPI_SUCCESS;
+  const bool closed = MPI_File_close(&fh_) == MPI_SUCCESS;
   fh_ = MPI_FILE_NULL;
+  const bool ok = synced && sized && closed && size == expectedBytes;
+  AgreeOrThrow(comm_, ok,
+               partial_.Path() + ": cannot write the file: " + std::to_string((long long)size) + " of its " +
+                   std::to_string((long long)expectedBytes) + " bytes reached the disk (is it full?); nothing was "
+                   "written under that name");
   partial_.Commit();
 }
 

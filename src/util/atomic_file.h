@@ -55,8 +55,11 @@ class PartialMpiFile {
   PartialMpiFile &operator=(const PartialMpiFile &) = delete;
   // Collective: opens the partial file for writing (truncated); InputError on every rank if it cannot be created.
   MPI_File Open();
-  // Collective: closes it and renames it into place.
-  void Commit();
+  // Collective: checks that the file holds `expectedBytes` once flushed, closes it and renames it into place; else
+  // InputError on every rank (the temporary removed). MPI I/O may report success for writes that a full disk cut
+  // short (Open MPI prints "No space left on device" and returns MPI_SUCCESS): a raw file was left at 2 of its
+  // 9.5 MB under its final name, exit 0.
+  void Commit(MPI_Offset expectedBytes);
 
  private:
   MPI_Comm comm_;

@@ -6,6 +6,9 @@ Checked:
     tolerance ran forever), and a field of view of 0 degrees is refused: exit 2, one line, nothing written;
   - an output that is an input (the scene, its materials, the F or radiosity file read) or another output is
     refused up front, and the input is left as it was;
+  - a full disk (a 2 MiB tmpfs, where root may mount one) stops a raw or MatrixMarket write with exit 2 and one
+    line, leaving neither a truncated file nor its temporary, and a previous file of that name as it was
+    (MPI I/O reported success for the writes the disk cut short: exit 0 and a truncated file before);
   - SIGINT and SIGTERM stop a run at once with exit 130 and 143, one line on stderr, and leave neither the
     outputs nor their temporaries ("<path>.partial").
 
@@ -78,6 +81,35 @@ class TestHostile(CliTestCase):
         self.refused(["export", "--formfactors", f, "--format", "raw", "--output", f], ["--formfactors"])
         with open(f, "rb") as fh:
             self.assertEqual(fh.read(), matrix, "the F file was changed")
+
+    def test_a_full_disk_loses_nothing_silently(self):
+        tiny = self.path("tiny")
+        os.mkdir(tiny)
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", tiny], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, universal_newlines=True)
+        if mounted.returncode != 0:
+            self.skipTest("cannot mount a small tmpfs here (needs root): " + mounted.stderr.strip())
+        self.addCleanup(subprocess.run, ["umount", tiny])
+        previous = os.path.join(tiny, "f.raw")
+        with open(previous, "wb") as fh:
+            fh.write(b"an earlier result")
+        scene = self.scene()
+        f = self.path("f.h5")
+        for args, target in ((["formfactors", "--input", scene, "--subdiv", "3", "--output", f, "--raw", previous],
+                              previous),
+                             (["export", "--formfactors", f, "--format", "mtx", "--output",
+                               os.path.join(tiny, "f.mtx")], os.path.join(tiny, "f.mtx"))):
+            with self.subTest(command=args[0]):
+                proc = run(args + ["--quiet"], cwd=self.tmp)
+                self.assertEqual(proc.returncode, 2, describe(proc))
+                said = [line for line in proc.stderr.splitlines() if line.startswith("radiosity: error:")]
+                self.assertEqual(len(said), 1, describe(proc))
+                self.assertIn("reached the disk", said[0])
+                self.assertIn(target, said[0])
+                self.assertFalse(os.path.exists(target + ".partial"))
+        with open(previous, "rb") as fh:
+            self.assertEqual(fh.read(), b"an earlier result")
+        self.assertFalse(os.path.exists(os.path.join(tiny, "f.mtx")))
 
     def interrupt(self, sig, code, word):
         out = self.path("f.h5")
