@@ -1,5 +1,6 @@
 #include "io/radiosity_file_reader.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -42,21 +43,39 @@ bool RadiosityFileReader::Has(const std::string &dataset) const {
     pos = dataset.find('/', pos + 1);
     partial = dataset.substr(0, pos);
     if (H5Lexists(file_, partial.c_str(), H5P_DEFAULT) <= 0) return false;
+    // A link to another file (or a soft link) would have the reader follow it wherever it points: a file of
+    // ours holds its datasets itself.
+    H5L_info_t link;
+    if (H5Lget_info(file_, partial.c_str(), &link, H5P_DEFAULT) < 0 || link.type != H5L_TYPE_HARD)
+      throw InputError(path_ + ": " + partial + " is a link to elsewhere (external or soft): refused, a radiosity "
+                       "file holds its own datasets");
   }
   return true;
 }
 
-long long RadiosityFileReader::PatchCount() const {
-  if (!Has("/patches/area")) throw InputError(path_ + ": no /patches/area dataset");
-  H5Handle d(RAD_H5(H5Dopen2(file_, "/patches/area", H5P_DEFAULT)));
+std::vector<hsize_t> RadiosityFileReader::Shape(const std::string &dataset) const {
+  if (!Has(dataset)) throw InputError(path_ + ": no " + dataset + " dataset");
+  H5Handle d(RAD_H5(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT)));
+  H5Handle plist(RAD_H5(H5Dget_create_plist(d)));
+  if (H5Pget_layout(plist) == H5D_VIRTUAL)
+    throw InputError(path_ + ": " + dataset + " is a virtual dataset (its data lie in other files): refused");
   H5Handle s(RAD_H5(H5Dget_space(d)));
-  hsize_t dims[1];
-  RAD_H5(H5Sget_simple_extent_dims(s, dims, nullptr));
+  const int rank = H5Sget_simple_extent_ndims(s);
+  if (rank < 0) throw InputError(path_ + ": " + dataset + ": cannot read its shape");
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
+  if (rank > 0) RAD_H5(H5Sget_simple_extent_dims(s, dims.data(), nullptr));
+  return dims;
+}
+
+long long RadiosityFileReader::PatchCount() const {
+  const std::vector<hsize_t> dims = Shape("/patches/area");
+  if (dims.size() != 1)
+    throw InputError(path_ + ": /patches/area has " + std::to_string(dims.size()) + " dimensions, not 1 (one area a patch)");
   return (long long)dims[0];
 }
 
 std::vector<double> RadiosityFileReader::ReadDoubles(const std::string &dataset) const {
-  if (!Has(dataset)) throw InputError(path_ + ": no " + dataset + " dataset");
+  Shape(dataset);  // there, held in the file, and not virtual
   H5Handle d(RAD_H5(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT)));
   H5Handle s(RAD_H5(H5Dget_space(d)));
   const hssize_t n = H5Sget_simple_extent_npoints(s);
@@ -66,11 +85,19 @@ std::vector<double> RadiosityFileReader::ReadDoubles(const std::string &dataset)
 }
 
 std::vector<double> RadiosityFileReader::ReadFormFactorRows(long long first, long long count) const {
-  if (!Has("/formfactors/F")) throw InputError(path_ + ": no /formfactors/F dataset");
+  const std::vector<hsize_t> shape = Shape("/formfactors/F");
+  const long long n = PatchCount();
+  // `info` read past its buffer on an N x (N - 1) F and crashed on a 20000 x 1 one.
+  if (shape.size() != 2 || (long long)shape[0] != n || (long long)shape[1] != n)
+    throw InputError(path_ + ": /formfactors/F is " +
+                     (shape.size() == 2 ? std::to_string(shape[0]) + " x " + std::to_string(shape[1])
+                                        : std::to_string(shape.size()) + "-dimensional") +
+                     ", not " + std::to_string(n) + " x " + std::to_string(n) + " for the file's " +
+                     std::to_string(n) + " patches");
+  RAD_CHECK(first >= 0 && count >= 0 && first + count <= n, "ReadFormFactorRows: rows out of range");
   H5Handle d(RAD_H5(H5Dopen2(file_, "/formfactors/F", H5P_DEFAULT)));
   H5Handle s(RAD_H5(H5Dget_space(d)));
-  hsize_t dims[2];
-  RAD_H5(H5Sget_simple_extent_dims(s, dims, nullptr));
+  const hsize_t dims[2] = {shape[0], shape[1]};
   const hsize_t start[2] = {hsize_t(first), 0}, cnt[2] = {hsize_t(count), dims[1]};
   RAD_H5(H5Sselect_hyperslab(s, H5S_SELECT_SET, start, nullptr, cnt, nullptr));
   H5Handle mem(RAD_H5(H5Screate_simple(2, cnt, nullptr)));
@@ -115,6 +142,21 @@ std::vector<Patch> RadiosityFileReader::ReadPatches() const {
   const std::vector<double> area = read("area", 1), centroid = read("centroid", 3), normal = read("normal", 3),
                             corners = read("corners", 12), face = read("face", 1),
                             reflectance = read("reflectance", 3), emission = read("emission", 3);
+  // Physical values only: a negative reflectance or emission, or NaN anywhere, gave results before.
+  auto refuse = [&](const char *name, size_t p, const char *why) {
+    throw InputError(path_ + ": /patches/" + name + " of patch " + std::to_string(p) + " " + why);
+  };
+  for (size_t p = 0; p < size_t(n); ++p) {
+    if (!(area[p] > 0) || !std::isfinite(area[p])) refuse("area", p, "is not a finite positive number");
+    for (size_t c = 0; c < 3; ++c) {
+      const double rho = reflectance[3 * p + c], e = emission[3 * p + c];
+      if (!(rho >= 0 && rho <= 1)) refuse("reflectance", p, "is not in [0, 1]");
+      if (!(e >= 0) || !std::isfinite(e)) refuse("emission", p, "is not a finite number >= 0");
+      if (!std::isfinite(centroid[3 * p + c]) || !std::isfinite(normal[3 * p + c])) refuse("centroid", p, "or its normal is not finite");
+    }
+    for (size_t k = 0; k < 12; ++k)
+      if (!std::isfinite(corners[12 * p + k])) refuse("corners", p, "are not finite");
+  }
   std::vector<Patch> patches(static_cast<size_t>(n));
   for (size_t p = 0; p < patches.size(); ++p) {
     Patch &q = patches[p];

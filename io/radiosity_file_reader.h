@@ -17,7 +17,10 @@ class RadiosityFileReader {
   const std::string &Path() const { return path_; }
   bool Complete() const;
   long long FormatVersion() const;
+  // InputError for a path through a link to elsewhere (external or soft).
   bool Has(const std::string &dataset) const;
+  // The dataset's dimensions; InputError when it is missing or virtual (its data in other files).
+  std::vector<hsize_t> Shape(const std::string &dataset) const;
   long long PatchCount() const;  // from /patches/area
   std::vector<double> ReadDoubles(const std::string &dataset) const;  // whole dataset, flattened
   // Rows [first, first+count) of /formfactors/F as doubles.

@@ -1,6 +1,7 @@
 #include "pipeline/render_job.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -74,6 +75,10 @@ int RunRenderJob(RenderJobOptions o, Execution &exec) {
       if (!file.Has("/radiosity/B")) throw InputError(o.radiosity + ": no /radiosity/B (run `radiosity solve` first)");
       patches = file.ReadPatches();
       radiance = file.ReadDoubles("/radiosity/B");
+      for (size_t k = 0; k < radiance.size(); ++k)
+        if (!(radiance[k] >= 0) || !std::isfinite(radiance[k]))
+          throw InputError(o.radiosity + ": /radiosity/B of patch " + std::to_string(k / 3) +
+                           " is not a finite number >= 0");
       if (radiance.size() != 3 * patches.size())
         throw InputError(o.radiosity + ": /radiosity/B has " + std::to_string(radiance.size()) + " values for " +
                          std::to_string(patches.size()) + " patches");

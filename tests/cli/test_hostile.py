@@ -6,6 +6,9 @@ Checked:
     tolerance ran forever), and a field of view of 0 degrees is refused: exit 2, one line, nothing written;
   - an output that is an input (the scene, its materials, the F or radiosity file read) or another output is
     refused up front, and the input is left as it was;
+  - hostile HDF5 files are refused with one line, not read out of bounds or followed: F of the wrong shape
+    (N x (N - 1), 20000 x 1, 1-D), a 2-D /patches/area, a negative reflectance or emission, NaN in B, and an
+    external link to another file;
   - a full disk (a 2 MiB tmpfs, where root may mount one) stops a raw or MatrixMarket write with exit 2 and one
     line, leaving neither a truncated file nor its temporary, and a previous file of that name as it was
     (MPI I/O reported success for the writes the disk cut short: exit 0 and a truncated file before);
@@ -81,6 +84,52 @@ class TestHostile(CliTestCase):
         self.refused(["export", "--formfactors", f, "--format", "raw", "--output", f], ["--formfactors"])
         with open(f, "rb") as fh:
             self.assertEqual(fh.read(), matrix, "the F file was changed")
+
+    def test_hostile_hdf5_files_are_refused(self):
+        import h5py
+        import numpy as np
+        good = self.path("good.h5")
+        self.rad_ok(["formfactors", "--input", self.scene(), "--output", good, "--quiet"])
+        solved = self.path("solved.h5")
+        self.rad_ok(["solve", "--formfactors", good, "--output", solved, "--quiet"])
+
+        def altered(name, source, change):
+            path = self.path(name + ".h5")
+            shutil.copy(source, path)
+            with h5py.File(path, "r+") as f:
+                change(f)
+            return path
+
+        def replace(f, name, data):
+            del f[name]
+            f[name] = data
+
+        n = 17
+        cases = [
+            ("f_short", good, lambda f: replace(f, "formfactors/F", np.zeros((n, n - 1))), ["info"], "16"),
+            ("f_column", good, lambda f: replace(f, "formfactors/F", np.zeros((20000, 1))), ["info"], "20000 x 1"),
+            ("f_flat", good, lambda f: replace(f, "formfactors/F", np.zeros(n * n)), ["info"], "1-dimensional"),
+            ("area_2d", good, lambda f: replace(f, "patches/area", np.ones((n, 1))), ["info"], "/patches/area"),
+            ("rho", solved, lambda f: f["patches/reflectance"].__setitem__((3, 0), -0.5), ["render"], "reflectance"),
+            ("emission", solved, lambda f: f["patches/emission"].__setitem__((2, 1), -1), ["render"], "emission"),
+            ("b_nan", solved, lambda f: f["radiosity/B"].__setitem__((5, 2), np.nan), ["render"], "/radiosity/B"),
+            ("linked", good, lambda f: (f.__delitem__("patches/area"),
+                                        f["patches"].__setitem__("area", h5py.ExternalLink("/etc/passwd", "/x"))),
+             ["info"], "link to elsewhere"),
+        ]
+        for name, source, change, command, word in cases:
+            with self.subTest(case=name):
+                path = altered(name, source, change)
+                if command == ["info"]:
+                    args = ["info", path]
+                else:
+                    args = ["render", "--radiosity", path, "--output", self.path(name + ".png")]
+                proc = run(args, cwd=self.tmp)
+                self.assertEqual(proc.returncode, 2, describe(proc))
+                said = [line for line in program_stderr_lines(proc.stderr) if "error" in line]
+                self.assertEqual(len(said), 1, describe(proc))
+                self.assertIn(word, said[0], describe(proc))
+                self.assertFalse(os.path.exists(self.path(name + ".png")))
 
     def test_a_full_disk_loses_nothing_silently(self):
         tiny = self.path("tiny")
