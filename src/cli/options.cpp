@@ -44,7 +44,7 @@ void RejectNonFiniteNumbers(CLI::App &app) {
           return "must be a finite number, not '" + text + "'";
         return std::string();
       },
-      "FINITE");
+      "");  // no word in --help: every number is finite
   for (CLI::Option *option : app.get_options())
     if (option->get_type_name().find("FLOAT") != std::string::npos || option->get_type_name().find("INT") != std::string::npos)
       option->check(finite);
