@@ -163,4 +163,48 @@ H5QuietErrors::H5QuietErrors() {
 
 H5QuietErrors::~H5QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
 
+namespace {
+int writeGuards = 0;         // H5WriteGuards held (the main thread writes files)
+bool writeFailed = false;
+std::string firstFailure;
+}  // namespace
+
+namespace {
+bool libraryUnusable = false;
+}  // namespace
+
+void MarkH5LibraryUnusable() { libraryUnusable = true; }
+bool H5LibraryUnusable() { return libraryUnusable; }
+
+void H5CallFailed(const char *call, const char *file, int line) {
+  if (writeGuards == 0) FatalAt(file, line, std::string("HDF5 call failed: ") + call);
+  if (!writeFailed) firstFailure = call;
+  writeFailed = true;
+}
+
+H5WriteGuard::H5WriteGuard() {
+  if (writeGuards++ == 0) {
+    writeFailed = false;
+    firstFailure.clear();
+  }
+}
+
+H5WriteGuard::~H5WriteGuard() { --writeGuards; }
+
+bool H5WriteGuard::AnyFailed(MPI_Comm comm, std::string *what) const {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int mine = writeFailed ? rank : size, first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return false;
+  std::string call = rank == first ? firstFailure : std::string();
+  int length = int(call.size());
+  MPI_Bcast(&length, 1, MPI_INT, first, comm);
+  call.resize(size_t(length));
+  MPI_Bcast(call.data(), length, MPI_CHAR, first, comm);
+  if (what) *what = call;
+  return true;
+}
+
 }  // namespace rad

@@ -8,14 +8,24 @@
 
 #include "util/error.h"
 
+// A checked HDF5 call: a failure is fatal (a broken invariant), or, while an H5WriteGuard is held, recorded for
+// the guard to report (an output file that cannot be written).
 #define RAD_H5(call)                                                             \
   ([&]() {                                                                       \
     auto _status = (call);                                                       \
-    if (_status < 0) RAD_FATAL(std::string("HDF5 call failed: ") + #call);       \
+    if (_status < 0) ::rad::H5CallFailed(#call, __FILE__, __LINE__);             \
     return _status;                                                              \
   }())
 
 namespace rad {
+
+// RAD_H5's failure: fatal, or recorded while an H5WriteGuard is held.
+void H5CallFailed(const char *call, const char *file, int line);
+
+// After a file's writes failed, HDF5 holds a file it cannot close, and finalizing the library (MPI_Finalize
+// does) would crash: main then ends the process without it, once it has said why.
+void MarkH5LibraryUnusable();
+bool H5LibraryUnusable();
 
 // Closes an HDF5 identifier of any kind when it goes out of scope.
 class H5Handle {
@@ -36,6 +46,8 @@ class H5Handle {
     if (id_ >= 0) H5Idec_ref(id_);
     id_ = -1;
   }
+  // Lets go of the identifier without closing it (a file HDF5 can no longer close).
+  void Release() { id_ = -1; }
   hid_t get() const { return id_; }
   operator hid_t() const { return id_; }
   bool valid() const { return id_ >= 0; }
@@ -79,6 +91,23 @@ class H5QuietErrors {
  private:
   H5E_auto2_t func_ = nullptr;
   void *data_ = nullptr;
+};
+
+// Held by every rank while it writes an output file: a failing HDF5 call (a full disk, an I/O error) is recorded
+// instead of aborting the job with pages of HDF5 diagnostics, and the calls after it go on failing harmlessly, so
+// that every rank reaches the point where the writer asks AnyFailed and all of them stop together with one line.
+class H5WriteGuard {
+ public:
+  H5WriteGuard();
+  ~H5WriteGuard();
+  H5WriteGuard(const H5WriteGuard &) = delete;
+  H5WriteGuard &operator=(const H5WriteGuard &) = delete;
+  // Collective over `comm`: whether a call failed on any rank since the guard was taken; `what` gets the first
+  // failing call of the lowest rank that had one.
+  bool AnyFailed(MPI_Comm comm, std::string *what) const;
+
+ private:
+  H5QuietErrors quiet_;
 };
 
 }  // namespace rad

@@ -1,5 +1,6 @@
 #include "io/radiosity_file.h"
 
+#include <cstdio>
 #include <functional>
 
 namespace rad {
@@ -200,12 +201,28 @@ void RadiosityFileWriter::WriteFileAttributes(const Attributes &attributes) {
 }
 
 void RadiosityFileWriter::Commit() {
+  // `complete` only after every rank's writes went through, and the rename only after they reached the disk.
+  std::string failed;
+  const auto refuse = [&] {
+    // HDF5 1.10 cannot close a file whose writes failed: H5Fclose fails, and the next close of it (ours, or
+    // the library's own at MPI_Finalize) crashes. The file is left open, its temporary removed now, and the
+    // process ends without finalizing the library (main, H5LibraryUnusable).
+    file_.Release();
+    MarkH5LibraryUnusable();
+    int rank = 0;
+    MPI_Comm_rank(comm_, &rank);
+    if (rank == 0) std::remove(partial_.Partial().c_str());
+    throw InputError(partial_.Path() + ": cannot write the HDF5 file (" + failed +
+                     " failed; is the disk full?); nothing was written under that name");
+  };
+  if (guard_.AnyFailed(comm_, &failed)) refuse();
   {
     H5Handle attr(RAD_H5(H5Aopen(file_, "complete", H5P_DEFAULT)));
     const long long one = 1;
     RAD_H5(H5Awrite(attr, H5T_NATIVE_LLONG, &one));
   }
   RAD_H5(H5Fflush(file_, H5F_SCOPE_GLOBAL));
+  if (guard_.AnyFailed(comm_, &failed)) refuse();
   file_.Reset();
   H5garbage_collect();
   partial_.Commit();

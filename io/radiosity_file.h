@@ -65,6 +65,7 @@ class RadiosityFileWriter {
  private:
   MPI_Comm comm_;
   CollectivePartialFile partial_;
+  H5WriteGuard guard_;  // a failed write fails the file (Commit), not the job
   H5Handle file_;
 };
 

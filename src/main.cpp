@@ -3,11 +3,13 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <unistd.h>
 #include <exception>
 #include <new>
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "io/hdf5_util.h"
 #include "pipeline/backend.h"
 #include "pipeline/execution.h"
 #include "util/error.h"
@@ -60,6 +62,10 @@ int main(int argc, char **argv) {
     } catch (const rad::InputError &e) {
       if (rank == 0) std::fprintf(stderr, "radiosity: error: %s\n", e.what());
       code = rad::kExitInputError;
+      if (rad::H5LibraryUnusable()) {  // a file HDF5 cannot close: MPI_Finalize would crash in HDF5's clean-up
+        std::fflush(nullptr);
+        _exit(code);
+      }
     } catch (const std::bad_alloc &) {
       // An allocation that failed on this rank alone: the others may be waiting in a collective, so no
       // agreement is possible; one line, then every rank stops with exit code 2.

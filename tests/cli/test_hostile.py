@@ -9,9 +9,10 @@ Checked:
   - hostile HDF5 files are refused with one line, not read out of bounds or followed: F of the wrong shape
     (N x (N - 1), 20000 x 1, 1-D), a 2-D /patches/area, a negative reflectance or emission, NaN in B, and an
     external link to another file;
-  - a full disk (a 2 MiB tmpfs, where root may mount one) stops a raw or MatrixMarket write with exit 2 and one
-    line, leaving neither a truncated file nor its temporary, and a previous file of that name as it was
-    (MPI I/O reported success for the writes the disk cut short: exit 0 and a truncated file before);
+  - a full disk (a 2 MiB tmpfs, where root may mount one) stops a raw, MatrixMarket or HDF5 write (1 and 2
+    ranks) with exit 2 and one line, leaving neither a truncated file nor its temporary, and a previous file of
+    that name as it was (MPI I/O reported success for the writes the disk cut short: exit 0 and a truncated
+    file before; HDF5 aborted the job with pages of diagnostics);
   - SIGINT and SIGTERM stop a run at once with exit 130 and 143, one line on stderr, and leave neither the
     outputs nor their temporaries ("<path>.partial").
 
@@ -159,6 +160,19 @@ class TestHostile(CliTestCase):
         with open(previous, "rb") as fh:
             self.assertEqual(fh.read(), b"an earlier result")
         self.assertFalse(os.path.exists(os.path.join(tiny, "f.mtx")))
+        # HDF5 onto the full disk, on 1 and 2 ranks: one line and exit 2 where HDF5's failure aborted the job
+        # with pages of diagnostics (and the crash of closing the file HDF5 could not flush).
+        for ranks in (None, 2):
+            with self.subTest(hdf5_ranks=ranks):
+                target = os.path.join(tiny, "f.h5")
+                proc = run(["formfactors", "--input", scene, "--subdiv", "3", "--output", target, "--quiet"], ranks,
+                           cwd=self.tmp)
+                self.assertEqual(proc.returncode, 2, describe(proc))
+                said = [line for line in proc.stderr.splitlines() if line.startswith("radiosity: ")]
+                self.assertEqual(len(said), 1, describe(proc))
+                self.assertIn("cannot write the HDF5 file", said[0])
+                self.assertNotIn("HDF5-DIAG", proc.stderr)
+                self.assertEqual(sorted(os.listdir(tiny)), ["f.raw"])
 
     def interrupt(self, sig, code, word):
         out = self.path("f.h5")
