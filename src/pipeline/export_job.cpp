@@ -11,6 +11,7 @@
 #include "pipeline/formfactor_source.h"
 #include "pipeline/execution.h"
 #include "pipeline/outputs.h"
+#include "util/output_lock.h"
 #include "io/csr_hdf5.h"
 #include "io/matrix_market.h"
 #include "io/petsc_binary.h"
@@ -88,6 +89,7 @@ int RunExportJob(const ExportJobOptions &o) {
   std::vector<NamedPath> inputs = SceneInputPaths(o.input.files, o.input.materials);
   inputs.push_back({"--formfactors", o.formfactors});
   CheckOutputsDistinct(inputs, {{"--output", o.output}});
+  const OutputLocks locks(MPI_COMM_WORLD, {o.output});
   CheckOutputPath("--output", o.output);
   if (!std::isfinite(o.dropBelow) || o.dropBelow < 0)
     throw InputError("--drop-below must be a finite number >= 0, not " + std::to_string(o.dropBelow));

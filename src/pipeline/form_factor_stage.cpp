@@ -53,6 +53,7 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_
   if (Sparse()) CheckSparseOptions();
   CheckOutputsDistinct(SceneInputPaths(o_.input.files, o_.input.materials),
                        {{"--output", o_.output}, {"--raw", o_.raw}, {"--timings", o_.timings}});
+  locks_ = std::make_unique<OutputLocks>(MPI_COMM_WORLD, std::vector<std::string>{o_.output, o_.raw, o_.timings});
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
   if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
   if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);

@@ -19,6 +19,7 @@
 #include "scene/scene.h"
 #include "util/decomposition.h"
 #include "util/memory_budget.h"
+#include "util/output_lock.h"
 #include "util/timers.h"
 
 namespace rad {
@@ -129,6 +130,7 @@ class FormFactorJob {
   // far links, the elements' links, and the most entries held at once for rows of later blocks.
   double rowsMemory_[4] = {0, 0, 0, 0};
   std::vector<double> skyViewFactor_;
+  std::unique_ptr<OutputLocks> locks_;  // this job's outputs, while it runs
   long long hemicubeRays_ = 0;  // --method hemicube: this rank's rays
   struct SparseSummary {
     double droppedMean = 0, droppedMax = 0, skyMin = 0, skyMean = 0, skyMax = 0;

@@ -8,6 +8,7 @@
 #include "lightmap/lightmap_pages.h"
 #include "pipeline/outputs.h"
 #include "io/formfactor_input.h"
+#include "util/output_lock.h"
 #include "io/radiosity_file_reader.h"
 #include "util/agree.h"
 #include "util/error.h"
@@ -61,6 +62,7 @@ int RunRenderJob(RenderJobOptions o, Execution &exec) {
   o.step.backend = exec.UsedBackend();
   CheckOutputsDistinct({{"--radiosity", o.radiosity}}, {{"--output", o.step.png}, {"--exr", o.step.exr},
                                                         {"--ply", o.step.ply}, {"--timings", o.timings}});
+  const OutputLocks locks(MPI_COMM_WORLD, {o.step.png, o.step.exr, o.step.ply, o.timings});
   CheckRenderOutputs(o.step);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
 

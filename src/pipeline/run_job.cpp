@@ -8,6 +8,7 @@
 #include "lightmap/lightmap_pages.h"
 #include "pipeline/lightmap_stage.h"
 #include "pipeline/outputs.h"
+#include "util/output_lock.h"
 #include "util/agree.h"
 #include "util/error.h"
 
@@ -49,6 +50,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   if (o.render.shading == Shading::kLightmap && !texels)
     throw InputError("--shading lightmap needs patches that are lightmap texels (--texel-size or --lightmap-resolution)");
   const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
+  const OutputLocks locks(MPI_COMM_WORLD, {In(o.outputDir, "radiosity.h5")});  // one run per folder
   o.formFactors.timings = In(o.outputDir, "timings.json");
   if (o.raw) o.formFactors.raw = In(o.outputDir, "formfactors");
   o.render.png = In(o.outputDir, "image.png");

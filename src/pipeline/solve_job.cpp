@@ -5,6 +5,7 @@
 
 #include "pipeline/formfactor_source.h"
 #include "pipeline/outputs.h"
+#include "util/output_lock.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
 
@@ -18,6 +19,7 @@ int RunSolveJob(SolveJobOptions o, Execution &exec) {
   std::vector<NamedPath> inputs = SceneInputPaths(o.input.files, o.input.materials);
   inputs.push_back({"--formfactors", o.formfactors});
   CheckOutputsDistinct(inputs, {{"--output", o.output}, {"--timings", o.timings}});
+  const OutputLocks locks(MPI_COMM_WORLD, {o.output, o.timings});
   CheckOutputPath("--output", o.output);
   if (!o.timings.empty()) CheckOutputPath("--timings", o.timings);
   const Distribution distribution = o.distribution;

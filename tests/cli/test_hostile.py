@@ -13,6 +13,8 @@ Checked:
     ranks) with exit 2 and one line, leaving neither a truncated file nor its temporary, and a previous file of
     that name as it was (MPI I/O reported success for the writes the disk cut short: exit 0 and a truncated
     file before; HDF5 aborted the job with pages of diagnostics);
+  - two runs on one output cannot mix: the second is refused up front while the first holds "<output>.lock",
+    the first finishes and leaves no lock; a lock whose process is gone is stale and taken over;
   - SIGINT and SIGTERM stop a run at once with exit 130 and 143, one line on stderr, and leave neither the
     outputs nor their temporaries ("<path>.partial").
 
@@ -173,6 +175,26 @@ class TestHostile(CliTestCase):
                 self.assertIn("cannot write the HDF5 file", said[0])
                 self.assertNotIn("HDF5-DIAG", proc.stderr)
                 self.assertEqual(sorted(os.listdir(tiny)), ["f.raw"])
+
+    def test_two_runs_on_one_output_cannot_mix(self):
+        scene = self.scene()
+        out = self.path("f.h5")
+        first = subprocess.Popen(test_cli.command(["formfactors", "--input", scene, "--subdiv", "4", "--output", out]),
+                                 cwd=self.tmp, env=test_cli.ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 universal_newlines=True)
+        self.assertIn("patches", first.stderr.readline())  # it holds its lock from before this line
+        self.refused(["formfactors", "--input", scene, "--subdiv", "1", "--output", out],
+                     ["another radiosity run (process %d" % first.pid, "f.h5.lock"])
+        _, stderr = first.communicate(timeout=300)
+        self.assertEqual(first.returncode, 0, stderr)
+        self.assertEqual(sorted(n for n in os.listdir(self.tmp) if n.startswith("f.")), ["f.h5"])
+        # A lock left by a run that was killed (its process gone) is stale: taken over, and given back.
+        stale = self.path("g.h5.lock")
+        with open(stale, "w") as fh:
+            fh.write("%s %d\n" % (os.uname().nodename, 2 ** 22 + 12345))
+        self.rad_ok(["formfactors", "--input", scene, "--output", self.path("g.h5"), "--quiet"])
+        self.assertFalse(os.path.exists(stale))
+        self.assertTrue(os.path.exists(self.path("g.h5")))
 
     def interrupt(self, sig, code, word):
         out = self.path("f.h5")
