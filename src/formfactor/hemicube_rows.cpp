@@ -18,10 +18,31 @@ namespace rad {
 
 namespace {
 
-// One row's gathering: a dense accumulator over the patches, and the patches touched, per thread.
-struct RowScratch {
-  std::vector<double> sum;
-  std::vector<int32_t> touched;
+// One row's entries: the pixels' weights summed per patch in the order they come (pixel order, so that a row
+// is the same bits however it was traced), then handed out by column. Shared by the CPU rows and the rows from
+// a device's hits.
+class RowSums {
+ public:
+  explicit RowSums(size_t patches) : sum_(patches, 0.0) {}
+  void Add(int32_t j, double weight) {
+    if (sum_[size_t(j)] == 0) touched_.push_back(j);  // weights are > 0: 0 means not seen yet
+    sum_[size_t(j)] += weight;
+  }
+  // Appends the row's entries, columns ascending, and clears the sums for the next row.
+  template <typename Value>
+  void Take(std::vector<int32_t> &columns, std::vector<Value> &values) {
+    std::sort(touched_.begin(), touched_.end());
+    for (int32_t j : touched_) {
+      columns.push_back(j);
+      values.push_back(Value(sum_[size_t(j)]));
+      sum_[size_t(j)] = 0;
+    }
+    touched_.clear();
+  }
+
+ private:
+  std::vector<double> sum_;
+  std::vector<int32_t> touched_;
 };
 
 }  // namespace
@@ -74,27 +95,13 @@ void ComputeHemicubeRowsCpu(const Scene &scene, const std::vector<Patch> &patche
   const HemicubeTracer tracer(scene, patches);
   std::vector<std::vector<int32_t>> columns(rows.size());
   std::vector<std::vector<double>> values(rows.size());
-  tbb::enumerable_thread_specific<RowScratch> scratch([&] {
-    RowScratch s;
-    s.sum.assign(patches.size(), 0.0);
-    return s;
-  });
+  tbb::enumerable_thread_specific<RowSums> scratch([&] { return RowSums(patches.size()); });
   Progress progress("hemicube rows", (long long)rows.size(), showProgress);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, rows.size(), 16), [&](const tbb::blocked_range<size_t> &range) {
-    RowScratch &s = scratch.local();
+    RowSums &sums = scratch.local();
     for (size_t r = range.begin(); r != range.end(); ++r) {
-      GatherRowCpu(tracer, weight, patches, rows[r], options, [&](int32_t j, double w) {
-        if (s.sum[size_t(j)] == 0) s.touched.push_back(j);
-        s.sum[size_t(j)] += w;
-      });
-      std::sort(s.touched.begin(), s.touched.end());
-      columns[r] = s.touched;
-      values[r].reserve(s.touched.size());
-      for (int32_t j : s.touched) {
-        values[r].push_back(s.sum[size_t(j)]);
-        s.sum[size_t(j)] = 0;
-      }
-      s.touched.clear();
+      GatherRowCpu(tracer, weight, patches, rows[r], options, [&](int32_t j, double w) { sums.Add(j, w); });
+      sums.Take(columns[r], values[r]);
       progress.Advance();
     }
   });
@@ -161,23 +168,12 @@ float HemicubeStart(const std::vector<BvhTriangle> &triangles) {
 void AppendHemicubeRows(const int32_t *hits, size_t rows, int resolution, const std::vector<double> &weight,
                         size_t patchCount, FormFactorRows &f) {
   const size_t pixels = size_t(HemicubePixels(resolution));
-  std::vector<double> sum(patchCount, 0.0);
-  std::vector<int32_t> touched;
+  RowSums sums(patchCount);
   for (size_t r = 0; r < rows; ++r) {
-    for (size_t k = 0; k < pixels; ++k) {  // as GatherRowCpu adds them, pixel by pixel
-      const int32_t j = hits[r * pixels + k];
-      if (j < 0) continue;
-      if (sum[size_t(j)] == 0) touched.push_back(j);
-      sum[size_t(j)] += weight[k];
-    }
-    std::sort(touched.begin(), touched.end());
-    for (int32_t j : touched) {
-      f.columns.push_back(j);
-      if (f.precision == Precision::kDouble) f.f64.push_back(sum[size_t(j)]);
-      else f.f32.push_back(float(sum[size_t(j)]));
-      sum[size_t(j)] = 0;
-    }
-    touched.clear();
+    for (size_t k = 0; k < pixels; ++k)  // as GatherRowCpu adds them, pixel by pixel
+      if (hits[r * pixels + k] >= 0) sums.Add(hits[r * pixels + k], weight[k]);
+    if (f.precision == Precision::kDouble) sums.Take(f.columns, f.f64);
+    else sums.Take(f.columns, f.f32);
     f.indptr.push_back((long long)f.columns.size());
   }
 }
