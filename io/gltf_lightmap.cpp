@@ -101,7 +101,9 @@ void WriteLightmappedGlb(const std::string &path, const Scene &scene, const std:
       const std::vector<Vec3> &corners = scene.faces[size_t(f)].corners;
       auto add = [&](const Vec3 &x) {
         const double u = Dot(x - chart.origin, chart.axisU), v = Dot(x - chart.origin, chart.axisV);
-        mesh.Add(x, n, u, v, (at.x + kGutter + u / chart.du) / side, (at.y + kGutter + v / chart.dv) / side);
+        double s, t;
+        atlas.PageCoordinates(int32_t(c), chart, x, s, t);
+        mesh.Add(x, n, u, v, s / side, t / side);
       };
       for (size_t k = 1; k + 1 < corners.size(); ++k) add(corners[0]), add(corners[k]), add(corners[k + 1]);
     }

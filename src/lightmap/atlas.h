@@ -32,6 +32,13 @@ struct LightmapAtlas {
     const Placement &p = placed[size_t(chart)];
     page = p.page, x = p.x + kGutter + a, y = p.y + kGutter + b;
   }
+  // Where point `at` of chart `chart` (`c`) lies on its page, in texels: (s, t), texel (x, y) spanning
+  // [x, x + 1] x [y, y + 1]. Divided by the page's side, the lightmap UV.
+  void PageCoordinates(int32_t chart, const TexelChart &c, Vec3 at, double &s, double &t) const {
+    const Placement &p = placed[size_t(chart)];
+    s = p.x + kGutter + Dot(at - c.origin, c.axisU) / c.du;
+    t = p.y + kGutter + Dot(at - c.origin, c.axisV) / c.dv;
+  }
 };
 
 // Every chart on as few pages of `pageSize` as the packer finds, filling each page before the next (charts in

@@ -20,13 +20,13 @@ LightmapLayout::LightmapLayout(const Scene &scene, const Meshing &meshing, size_
   uv.resize(8 * texels.size());
   for (size_t i = 0; i < texels.size(); ++i) {
     const TexelChart &chart = charts[size_t(texels[i].chart)];
-    const LightmapAtlas::Placement &at = atlas.placed[size_t(texels[i].chart)];
     atlas.Pixel(texels[i].chart, texels[i].x, texels[i].y, pageColumnRow[3 * i], pageColumnRow[3 * i + 1],
                 pageColumnRow[3 * i + 2]);
     for (int k = 0; k < 4; ++k) {
-      const Vec3 x = patches[i].corners[k] - chart.origin;
-      uv[8 * i + 2 * size_t(k)] = float(at.x + kGutter + Dot(x, chart.axisU) / chart.du);
-      uv[8 * i + 2 * size_t(k) + 1] = float(at.y + kGutter + Dot(x, chart.axisV) / chart.dv);
+      double s, t;
+      atlas.PageCoordinates(texels[i].chart, chart, patches[i].corners[k], s, t);
+      uv[8 * i + 2 * size_t(k)] = float(s);
+      uv[8 * i + 2 * size_t(k) + 1] = float(t);
     }
   }
 }
