@@ -102,4 +102,22 @@ std::vector<double> ReadRawMatrixRows(MPI_Comm comm, const std::string &path, lo
   return local;
 }
 
+void ReadRawMatrixRowBlocks(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
+                            const std::function<void(long long, long long, const double *)> &take) {
+  std::vector<double> block;
+  AllocateOnEveryRank(comm, "a block of the raw matrix's rows",
+                      [&] { block.resize(size_t(std::max<long long>(n, std::min<long long>(kRawWideningEntries, (long long)rows.size() * n)))); });
+  MPI_File fh;
+  if (MPI_File_open(comm, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+    throw InputError(path + ": cannot open the raw matrix file");
+  ForEachRowBlock(
+      comm, fh, n, rows,
+      [&](long long begin, long long count, MPI_Datatype rowType) {
+        RAD_MPI(MPI_File_read_at_all(fh, 0, count > 0 ? block.data() : nullptr, int(count), rowType, MPI_STATUS_IGNORE));
+        if (count > 0) take(begin, count, block.data());
+      },
+      kRawWideningEntries);
+  RAD_MPI(MPI_File_close(&fh));
+}
+
 }  // namespace rad

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,5 +21,9 @@ constexpr long long kRawWideningEntries = 1LL << 22;
 // Collective: this rank's rows of a raw matrix file of N = n (the caller has checked the header and size).
 std::vector<double> ReadRawMatrixRows(MPI_Comm comm, const std::string &path, long long n,
                                       const std::vector<long long> &rows);
+// The same, a block of at most kRawWideningEntries values (or one row) at a time, handed to
+// `take(firstLocalRow, rowCount, values)` rather than held whole (checkpoints read into rows already allocated).
+void ReadRawMatrixRowBlocks(MPI_Comm comm, const std::string &path, long long n, const std::vector<long long> &rows,
+                            const std::function<void(long long, long long, const double *)> &take);
 
 }  // namespace rad

@@ -20,6 +20,10 @@
 #                     sbatch is the folder it was called from)
 #   RAD_MODULES       modules to load first, e.g. "openmpi/4.1 hdf5/1.10-mpi embree/3" (needs `module`)
 #   RAD_SITE_SETUP    a shell file sourced first, for anything else a site needs (proxies, conda, ...)
+#   RAD_CHECKPOINT    1: `formfactors` and `run` save their rows in $RAD_RESULTS_DIR/checkpoint and continue from
+#                     there when the job runs again (--checkpoint-dir, --restart); submitted with
+#                     `sbatch --signal=USR1@300 --requeue ...`, a job that reaches its time limit writes a
+#                     checkpoint on the signal, stops (exit 138) and requeues itself (same job id, same folder)
 #
 # Each job writes into its results folder the command's outputs, `timings.json` (per-phase min/avg/max over
 # ranks, written by radiosity itself), `job.json` (allocation, launcher, command line, wall time, exit code)
@@ -160,6 +164,26 @@ if [ ! -x "$RAD_EXE" ]; then
   echo "$0: $RAD_EXE is not an executable: build first (bash jobs/setup.sh) or set RAD_EXE" >&2
   exit 2
 fi
+
+# RAD_CHECKPOINT=1: the checkpoint options, unless the caller gave a --checkpoint-dir.
+RadCheckpointOptions() {
+  if [ "${RAD_CHECKPOINT:-0}" = 1 ] && ! RadHasOption --checkpoint-dir "$@"; then
+    echo "--checkpoint-dir $RAD_RESULTS_DIR/checkpoint --restart"
+  fi
+}
+
+# RadLaunch, then with RAD_CHECKPOINT=1 inside Slurm: a run that stopped on SIGUSR1 or SIGTERM after writing its
+# checkpoint (exit 138 or 143) puts the job back in the queue, to continue when it runs again.
+RadLaunchRestartable() {
+  local rc=0
+  RadLaunch "$@" || rc=$?
+  if [ "${RAD_CHECKPOINT:-0}" = 1 ] && [ "$RAD_IN_SLURM" = 1 ] && { [ "$rc" = 138 ] || [ "$rc" = 143 ]; } &&
+    [ -f "$RAD_RESULTS_DIR/checkpoint/checkpoint.json" ]; then
+    echo "job $RAD_JOB_ID stopped with a checkpoint in $RAD_RESULTS_DIR/checkpoint: requeueing it"
+    scontrol requeue "$RAD_JOB_ID"
+  fi
+  return "$rc"
+}
 
 # Options every radiosity job gets unless the caller gave them: threads per rank from the allocation.
 RadThreadOptions() {

@@ -15,12 +15,14 @@ CommandRunner AddFormFactorsCommand(CLI::App &app) {
   cmd->add_option("--output", o->output, "HDF5 file to write (CONTRACTS.md layout)")->required();
   cmd->add_option("--raw", o->raw, "Also write the reference paper's raw matrix file (int32 N, N*N float64)");
   AddTimingsOption(*cmd, o->timings);
+  AddCheckpointOptions(*cmd, o->checkpoint);
   return [o, execution]() {
     Execution exec(*execution);
     FormFactorJob job(*o, exec);
     job.Run();
     job.WriteOutputs();
     job.Report("formfactors");
+    job.DiscardCheckpoint();
     return 0;
   };
 }

@@ -94,6 +94,20 @@ void AddTimingsOption(CLI::App &cmd, std::string &timings) {
   cmd.add_option("--timings", timings, "Write per-phase timings (min/avg/max over ranks) as JSON");
 }
 
+void AddCheckpointOptions(CLI::App &cmd, CheckpointOptions &o) {
+  cmd.add_option("--checkpoint-dir", o.dir,
+                 "Save the rows of F done so far in this folder (made if missing) every --checkpoint-every minutes, "
+                 "and before stopping on SIGTERM, SIGINT or SIGUSR1 (Slurm's --signal), so that the same command "
+                 "with --restart continues from there, at any rank count, to the bits of a run never stopped; "
+                 "removed once the outputs are complete. Dense rows on the CPU backend");
+  cmd.add_option("--checkpoint-every", o.everyMinutes,
+                 "Minutes between checkpoints (0: after every round of rows, about 1/256 of the work)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1e6));
+  cmd.add_flag("--restart", o.restart,
+               "Continue from the checkpoint in --checkpoint-dir (start from the beginning if it has none; refused "
+               "if it is of another scene or other options)");
+}
+
 void AddMemoryLimitOption(CLI::App &cmd, std::string &limit) {
   cmd.add_option("--memory-limit", limit,
                  "Memory each rank may use, e.g. 512M, 8G, 1.5GiB or bytes (K/M/G/T are powers of 1024). Checked "

@@ -62,6 +62,8 @@ void AddQuietOption(CLI::App &cmd, bool &quiet, const std::string &help = "No pr
 void AddTimingsOption(CLI::App &cmd, std::string &timings);
 // --memory-limit SIZE; `limit` stays empty for the default (the node's share).
 void AddMemoryLimitOption(CLI::App &cmd, std::string &limit);
+// --checkpoint-dir, --checkpoint-every and --restart (pipeline/row_checkpoint.h).
+void AddCheckpointOptions(CLI::App &cmd, CheckpointOptions &o);
 
 // --distribution cyclic|block.
 void AddDistributionOption(CLI::App &cmd, Distribution &distribution);

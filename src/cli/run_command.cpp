@@ -16,6 +16,7 @@ CommandRunner AddRunCommand(CLI::App &app) {
   auto execution = std::make_shared<ExecutionOptions>();
   o->formFactors.meshing.subdiv = 3;  // a job that ends in an image needs patches smaller than the polygons
   AddFormFactorJobOptions(*cmd, o->formFactors, false);
+  AddCheckpointOptions(*cmd, o->formFactors.checkpoint);
   cmd->add_option("--output-dir", o->outputDir,
                   "Folder for radiosity.h5, image.png, image.exr, timings.json, summary.txt (created if missing)")
       ->required();

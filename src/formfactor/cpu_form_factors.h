@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "formfactor/embree_scene.h"
@@ -75,18 +76,36 @@ struct FormFactorCounters {
   }
 };
 
+// Rows computed in rounds, so that a run can checkpoint between them (pipeline/row_checkpoint.h): round k takes
+// the k-th of `count` equal shares of every rank's rows, computes their pairs (kernel, then shadow rays) and
+// sends the entries of rows held elsewhere to their owners, so that after it every entry of every pair
+// computed so far is in its owner's rows. Rounds change when entries are made, never their bits.
+struct RowRounds {
+  int count = 1;  // the same on every rank
+  // Per patch, non-zero where the row's pairs were computed by an earlier run: not computed again, and their
+  // entries (in this rank's rows and in its pairs' other rows) put into `out` by `restore`. Empty: none.
+  std::vector<uint8_t> done;
+  // Collective, once `out` is allocated (zeros): writes the done pairs' entries of this rank's rows into it.
+  std::function<void()> restore;
+  // Collective, after each round's exchange: `done` (per patch) marks every rank's rows whose pairs are all in
+  // their owners' rows now, `counters` are this rank's counts of the pairs this run computed so far.
+  std::function<void(const std::vector<uint8_t> &done, const FormFactorCounters &counters)> after;
+};
+
 // Fills `out` (rows.size() x N, row-major) with F for the given rows (ascending). Phases go to `timers` as
 // "form-factor kernel", "visibility rays" and "pair exchange". With `owners`, the other rows are held by the
 // other ranks of owners->comm, each calling this collectively with its own rows, and pairs across two ranks
 // are computed once (pair_exchange.h); without, the given rows are all there is. Every entry is computed in
 // double; float rows hold each entry rounded once, when it is final (before --normalize-rows, which then scales
 // the float values), so that they are the double rows rounded to float. With `owners`, a failed allocation of
-// the rows or the exchange's buffer is an InputError on every rank.
+// the rows or the exchange's buffer is an InputError on every rank. With `rounds` (and `owners`), in rounds.
 void ComputeRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const std::vector<long long> &rows,
                     const FormFactorOptions &options, std::vector<double> &out, PhaseTimers &timers,
-                    FormFactorCounters &counters, bool showProgress, const RowOwners *owners = nullptr);
+                    FormFactorCounters &counters, bool showProgress, const RowOwners *owners = nullptr,
+                    const RowRounds *rounds = nullptr);
 void ComputeRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree, const std::vector<long long> &rows,
                     const FormFactorOptions &options, std::vector<float> &out, PhaseTimers &timers,
-                    FormFactorCounters &counters, bool showProgress, const RowOwners *owners = nullptr);
+                    FormFactorCounters &counters, bool showProgress, const RowOwners *owners = nullptr,
+                    const RowRounds *rounds = nullptr);
 
 }  // namespace rad

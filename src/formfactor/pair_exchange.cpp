@@ -13,7 +13,8 @@ namespace rad {
 int RowOwners::OwnerOf(long long row) const { return rad::OwnerOf(row, patchCount, ranks, distribution); }
 
 template <typename T>
-ReverseEntries<T>::ReverseEntries(const RowOwners &owners, int rank, const std::vector<long long> &rows)
+ReverseEntries<T>::ReverseEntries(const RowOwners &owners, int rank, const std::vector<long long> &rows,
+                                  const std::vector<uint8_t> *done)
     : rows_(rows.size()) {
   const long long n = owners.patchCount;
   owner_.resize(size_t(n));
@@ -25,6 +26,7 @@ ReverseEntries<T>::ReverseEntries(const RowOwners &owners, int rank, const std::
   // Count, then place: each part's size first (row r writes only its own counts), then where each begins.
   start_.assign(size_t(owners.ranks) * rows_ + 1, 0);
   tbb::parallel_for(size_t(0), rows_, [&](size_t r) {
+    if (done != nullptr && (*done)[size_t(rows[r])]) return;
     for (long long j = 0; j < n; ++j) {
       const int owner = owner_[size_t(j)];
       if (owner != rank && ComputesPair(rows[r], j)) ++start_[size_t(owner) * rows_ + r];
@@ -41,21 +43,31 @@ ReverseEntries<T>::ReverseEntries(const RowOwners &owners, int rank, const std::
 
 template <typename T>
 void ExchangeReverseEntries(const RowOwners &owners, const std::vector<long long> &rows, ReverseEntries<T> &computed,
-                            std::vector<T> &out) {
+                            std::vector<T> &out, const std::vector<uint8_t> *round) {
   static_assert(std::is_same_v<T, double> || std::is_same_v<T, float>, "F is held as double or float");
   const MPI_Datatype type = std::is_same_v<T, double> ? MPI_DOUBLE : MPI_FLOAT;
   int rank = 0;
   MPI_Comm_rank(owners.comm, &rank);
   const long long n = owners.patchCount;
   const size_t local = rows.size();
+  auto inRound = [&](long long i) { return round == nullptr || (*round)[size_t(i)] != 0; };
+  // This rank's rows in the round: one run [first, last) of local rows (those inside it not in the round have
+  // empty parts), so that each destination's part of it lies in one piece.
+  size_t first = local, last = 0;
+  for (size_t r = 0; r < local; ++r)
+    if (inRound(rows[r])) {
+      first = std::min(first, r);
+      last = r + 1;
+    }
+  if (first > last) first = last;
   std::vector<T> chunk;
   std::vector<MPI_Request> sends;
   // Ring order: in step s every rank sends to rank + s and receives from rank - s, so each step pairs all ranks.
   for (int step = 1; step < owners.ranks; ++step) {
     const int to = (rank + step) % owners.ranks, from = (rank - step + owners.ranks) % owners.ranks;
     // Outgoing: the part for `to`, as it lies, in messages of at most kExchangeChunkEntries values.
-    const long long sendBegin = computed.start_[size_t(to) * local];
-    const long long sendEnd = computed.start_[size_t(to + 1) * local];
+    const long long sendBegin = computed.start_[size_t(to) * local + first];
+    const long long sendEnd = computed.start_[size_t(to) * local + last];
     sends.clear();
     sends.reserve(size_t((sendEnd - sendBegin + kExchangeChunkEntries - 1) / kExchangeChunkEntries));
     for (long long done = sendBegin; done < sendEnd; done += kExchangeChunkEntries) {
@@ -64,7 +76,8 @@ void ExchangeReverseEntries(const RowOwners &owners, const std::vector<long long
                         to, 0, owners.comm, &sends.back()));
     }
     // Incoming: what `from` computed for this rank's rows, in its order: its rows i, then this rank's rows j.
-    const std::vector<long long> theirs = OwnedRows(n, from, owners.ranks, owners.distribution);
+    std::vector<long long> theirs = OwnedRows(n, from, owners.ranks, owners.distribution);
+    theirs.erase(std::remove_if(theirs.begin(), theirs.end(), [&](long long i) { return !inRound(i); }), theirs.end());
     long long incoming = 0;
     for (long long i : theirs)
       for (size_t r = 0; r < local; ++r) incoming += ComputesPair(i, rows[r]) ? 1 : 0;
@@ -91,14 +104,14 @@ void ExchangeReverseEntries(const RowOwners &owners, const std::vector<long long
     }
     RAD_MPI(MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE));
   }
-  computed = ReverseEntries<T>();
+  if (round == nullptr) computed = ReverseEntries<T>();
 }
 
 template class ReverseEntries<double>;
 template class ReverseEntries<float>;
 template void ExchangeReverseEntries(const RowOwners &, const std::vector<long long> &, ReverseEntries<double> &,
-                                     std::vector<double> &);
+                                     std::vector<double> &, const std::vector<uint8_t> *);
 template void ExchangeReverseEntries(const RowOwners &, const std::vector<long long> &, ReverseEntries<float> &,
-                                     std::vector<float> &);
+                                     std::vector<float> &, const std::vector<uint8_t> *);
 
 }  // namespace rad

@@ -37,7 +37,10 @@ class ReverseEntries {
  public:
   ReverseEntries() = default;
   // Sizes every (destination, row) part from the distribution (rows.size() x N steps) and allocates the values.
-  ReverseEntries(const RowOwners &owners, int rank, const std::vector<long long> &rows);
+  // Rows marked in `done` (per patch, non-zero: their pairs were computed before, by a run that checkpointed
+  // them) have empty parts.
+  ReverseEntries(const RowOwners &owners, int rank, const std::vector<long long> &rows,
+                 const std::vector<uint8_t> *done = nullptr);
 
   // Where row r's entries for the rows of rank `owner` start (ascending j, one per j with ComputesPair).
   T *Part(int owner, size_t r) { return values_.data() + start_[size_t(owner) * rows_ + r]; }
@@ -47,7 +50,7 @@ class ReverseEntries {
  private:
   template <typename U>
   friend void ExchangeReverseEntries(const RowOwners &, const std::vector<long long> &, ReverseEntries<U> &,
-                                     std::vector<U> &);
+                                     std::vector<U> &, const std::vector<uint8_t> *);
   size_t rows_ = 0;
   std::vector<int> owner_;          // per row of F
   std::vector<long long> start_;    // per (owner, local row), owner-major, and the end
@@ -55,9 +58,12 @@ class ReverseEntries {
 };
 
 // Sends every rank its part of `computed` and writes what the others computed for this rank's rows into `out`
-// (rows.size() x N, row-major); collective over `owners.comm`. Releases `computed`.
+// (rows.size() x N, row-major); collective over `owners.comm`. Releases `computed` unless `round` is given.
+// With `round` (per patch, non-zero for the rows computed since the last exchange, on every rank: rows computed
+// in rounds, cpu_form_factors.h), only those rows' entries travel; on each rank they are one run of its rows,
+// where rows inside it that are not in the round have empty parts (done before).
 template <typename T>
 void ExchangeReverseEntries(const RowOwners &owners, const std::vector<long long> &rows, ReverseEntries<T> &computed,
-                            std::vector<T> &out);
+                            std::vector<T> &out, const std::vector<uint8_t> *round = nullptr);
 
 }  // namespace rad

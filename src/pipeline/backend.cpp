@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 
 #include <embree3/rtcore.h>
 
@@ -84,8 +85,10 @@ namespace {
 template <typename T>
 void ComputeRows(Backend backend, const Scene &scene, const Meshing &meshing, FormFactorGeometry &geometry,
                  const std::vector<long long> &rows, const FormFactorOptions &options, const RowOwners &owners,
-                 std::vector<T> &out, PhaseTimers &timers, FormFactorCounters &counters, bool showProgress) {
+                 std::vector<T> &out, PhaseTimers &timers, FormFactorCounters &counters, bool showProgress,
+                 const RowRounds *rounds) {
   if (backend == Backend::kGpu) {
+    if (rounds != nullptr) throw std::logic_error("rows in rounds (checkpoints) on the GPU backend");
     FlatBvh bvh;
     {
       ScopedPhase phase(timers, "acceleration");
@@ -108,7 +111,7 @@ void ComputeRows(Backend backend, const Scene &scene, const Meshing &meshing, Fo
     geometry = BuildFormFactorGeometry(scene, meshing);
     embree = std::make_unique<EmbreeScene>(scene);
   }
-  ComputeRowsCpu(geometry, *embree, rows, options, out, timers, counters, showProgress, &owners);
+  ComputeRowsCpu(geometry, *embree, rows, options, out, timers, counters, showProgress, &owners, rounds);
 }
 
 }  // namespace
@@ -116,15 +119,15 @@ void ComputeRows(Backend backend, const Scene &scene, const Meshing &meshing, Fo
 void ComputeFormFactorRows(Backend backend, const Scene &scene, const Meshing &meshing, FormFactorGeometry &geometry,
                            const std::vector<long long> &rows, const FormFactorOptions &options,
                            const RowOwners &owners, std::vector<double> &out, PhaseTimers &timers,
-                           FormFactorCounters &counters, bool showProgress) {
-  ComputeRows(backend, scene, meshing, geometry, rows, options, owners, out, timers, counters, showProgress);
+                           FormFactorCounters &counters, bool showProgress, const RowRounds *rounds) {
+  ComputeRows(backend, scene, meshing, geometry, rows, options, owners, out, timers, counters, showProgress, rounds);
 }
 
 void ComputeFormFactorRows(Backend backend, const Scene &scene, const Meshing &meshing, FormFactorGeometry &geometry,
                            const std::vector<long long> &rows, const FormFactorOptions &options,
                            const RowOwners &owners, std::vector<float> &out, PhaseTimers &timers,
-                           FormFactorCounters &counters, bool showProgress) {
-  ComputeRows(backend, scene, meshing, geometry, rows, options, owners, out, timers, counters, showProgress);
+                           FormFactorCounters &counters, bool showProgress, const RowRounds *rounds) {
+  ComputeRows(backend, scene, meshing, geometry, rows, options, owners, out, timers, counters, showProgress, rounds);
 }
 
 SolverResult SolveRadiosityOn(Backend backend, MPI_Comm comm, const LocalSystem &system, const SolverOptions &options,

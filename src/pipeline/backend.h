@@ -48,15 +48,15 @@ double FormFactorStagingBytes(Backend backend, bool floatRows);
 // This rank's `rows` of F into `out` (rows.size() x N, row-major): builds `geometry` from the scene and the
 // backend's ray structure (timed together as "acceleration"), then computes the rows (cpu_form_factors.h, or
 // cuda/gpu_form_factors.h). The CPU exchanges pair results with the rows' `owners`. A rank that cannot allocate
-// its rows on the GPU makes every rank stop with one InputError.
+// its rows on the GPU makes every rank stop with one InputError. `rounds` (checkpoints) are the CPU's only.
 void ComputeFormFactorRows(Backend backend, const Scene &scene, const Meshing &meshing, FormFactorGeometry &geometry,
                            const std::vector<long long> &rows, const FormFactorOptions &options,
                            const RowOwners &owners, std::vector<double> &out, PhaseTimers &timers,
-                           FormFactorCounters &counters, bool showProgress);
+                           FormFactorCounters &counters, bool showProgress, const RowRounds *rounds = nullptr);
 void ComputeFormFactorRows(Backend backend, const Scene &scene, const Meshing &meshing, FormFactorGeometry &geometry,
                            const std::vector<long long> &rows, const FormFactorOptions &options,
                            const RowOwners &owners, std::vector<float> &out, PhaseTimers &timers,
-                           FormFactorCounters &counters, bool showProgress);
+                           FormFactorCounters &counters, bool showProgress, const RowRounds *rounds = nullptr);
 
 // SolveRadiosity (solver/radiosity_solver.h) on the backend: the same iteration and sum order on both.
 SolverResult SolveRadiosityOn(Backend backend, MPI_Comm comm, const LocalSystem &system, const SolverOptions &options,

@@ -20,6 +20,7 @@
 #include "pipeline/outputs.h"
 #include "scene/texel_charts.h"
 #include "util/error.h"
+#include "util/interrupts.h"
 #include "util/memory_budget.h"
 
 namespace rad {
@@ -51,12 +52,26 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_
   // What only the dense operator writes or does leaves auto no choice.
   if (o_.op == FormFactorOperator::kAuto && (o_.normalizeRows || !o_.raw.empty())) o_.op = FormFactorOperator::kDense;
   if (Sparse()) CheckSparseOptions();
+  if (o_.checkpoint.On()) {
+    if (Hemicube()) throw InputError("--checkpoint-dir: checkpoints are of the kernel's dense rows, not of --method hemicube");
+    if (exec_.UsedBackend() == Backend::kGpu)
+      throw InputError("--checkpoint-dir: the GPU backend does not write checkpoints yet; use --backend cpu or leave "
+                       "out --checkpoint-dir");
+    if (!(o_.checkpoint.everyMinutes >= 0)) throw InputError("--checkpoint-every must be 0 or more minutes");
+  } else if (o_.checkpoint.restart) {
+    throw InputError("--restart needs --checkpoint-dir: the folder to continue from");
+  }
+  const std::string checkpointJson = o_.checkpoint.On() ? RowCheckpoint::JsonPathIn(o_.checkpoint.dir) : "";
   CheckOutputsDistinct(SceneInputPaths(o_.input.files, o_.input.materials),
-                       {{"--output", o_.output}, {"--raw", o_.raw}, {"--timings", o_.timings}});
-  locks_ = std::make_unique<OutputLocks>(MPI_COMM_WORLD, std::vector<std::string>{o_.output, o_.raw, o_.timings});
+                       {{"--output", o_.output}, {"--raw", o_.raw}, {"--timings", o_.timings},
+                        {"--checkpoint-dir", checkpointJson}});
+  // The checkpoint is an output too: two runs continuing one checkpoint would each write it.
+  locks_ = std::make_unique<OutputLocks>(MPI_COMM_WORLD,
+                                         std::vector<std::string>{o_.output, o_.raw, o_.timings, checkpointJson});
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
   if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
   if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);
+  if (o_.checkpoint.On()) RowCheckpoint::RefuseUnlessRestarting(MPI_COMM_WORLD, o_.checkpoint);
 }
 
 void FormFactorJob::CheckSparseOptions() const {
@@ -68,6 +83,9 @@ void FormFactorJob::CheckSparseOptions() const {
                      "(use --operator dense for --raw)");
   if (!(o_.dropBelow > 0 && o_.dropBelow < 1))
     throw InputError("--drop-below must be in (0, 1) for the sparse operator");
+  if (o_.checkpoint.On())
+    throw InputError("--checkpoint-dir: checkpoints are of the dense operator's rows; the sparse and hierarchical "
+                     "operators do not write them (use --operator dense, or leave out --checkpoint-dir)");
 }
 
 // Polygons passing through each other are a mesh problem the user should know of: how many pairs, and the first
@@ -162,6 +180,33 @@ void FormFactorJob::Prepare() {
   f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
   if (Sparse()) return PrepareSparse();
   PrepareDense();
+  PrepareCheckpoint();
+}
+
+JobIdentity FormFactorJob::Identity() const {
+  std::vector<std::string> files;
+  for (const NamedPath &input : SceneInputPaths(o_.input.files, "")) files.push_back(input.path);
+  char tolerance[32];
+  std::snprintf(tolerance, sizeof tolerance, "%.17g", o_.tolerance);
+  return {{"version", RAD_VERSION},
+          {"scene_files_fnv1a", HashFiles(files)},
+          {"input", o_.input.Attribute()},
+          {"meshing", meshing_.Describe()},
+          {"visibility", VisibilityName(o_.visibility)},
+          {"shadow_rays", std::to_string(o_.shadowRays)},
+          {"seed", std::to_string(o_.seed)},
+          {"quadrature_tolerance", tolerance},
+          {"precision", PrecisionName(o_.precision)}};
+}
+
+// Collective, once the operator is dense: the checkpoint folder taken, and read back with --restart.
+void FormFactorJob::PrepareCheckpoint() {
+  if (!o_.checkpoint.On()) return;
+  checkpoint_ = std::make_unique<RowCheckpoint>(MPI_COMM_WORLD, o_.checkpoint, Identity(), patchCount_, exec_.Talks());
+}
+
+void FormFactorJob::DiscardCheckpoint() {
+  if (checkpoint_) checkpoint_->Remove();
 }
 
 // Texels far too small are refused before they are counted (which takes as long as making them): a texel holds at
@@ -252,11 +297,14 @@ void FormFactorJob::ChooseOperator(long long rank, long long size) {
   std::string denseRefusal;
   try {
     PrepareDense();
-    return;
   } catch (const InputError &e) {  // every rank throws the same (CheckMemory is collective)
     denseRefusal = e.what();
   }
+  if (denseRefusal.empty()) return PrepareCheckpoint();
   o_.op = o_.beyondDense;
+  if (o_.checkpoint.On())
+    throw InputError(denseRefusal + " (--operator auto would take the " + OperatorName(o_.op) +
+                     " operator, which writes no checkpoints: leave out --checkpoint-dir)");
   CheckSparseOptions();
   distribution_ = Distribution::kBlock;
   f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
@@ -286,7 +334,7 @@ void FormFactorJob::PrepareDense() {
   request.model.pairExchange = exec_.UsedBackend() == Backend::kCpu;  // nothing to exchange on one rank
   request.model.exchangeChunkEntries = kExchangeChunkEntries;
   request.model.bytesPerPatch = kBytesPerPatch;
-  if (narrow && !o_.raw.empty()) request.model.fixedBytes += kRawWideningBytes;
+  if (narrow && (!o_.raw.empty() || o_.checkpoint.On())) request.model.fixedBytes += kRawWideningBytes;
   request.model.fixedBytes += FormFactorStagingBytes(exec_.UsedBackend(), narrow);
   if (!narrow) {
     request.floatHint = "--precision float";
@@ -518,6 +566,37 @@ void FormFactorJob::SummariseSparse(const std::vector<double> &rowSums) {
                                  allNonzeros};
 }
 
+// Dense rows; with checkpoints, in rounds of at least 4 rows a thread (at most 256 rounds), so that a checkpoint
+// (or a signal's) waits for at most a round.
+void FormFactorJob::RunDense(const FormFactorOptions &ff, const RowOwners &owners) {
+  const bool narrow = f_.precision == Precision::kFloat;
+  RowRounds rounds;
+  if (checkpoint_) {
+    const long long mostRows = (patchCount_ + exec_.Ranks() - 1) / exec_.Ranks();
+    long long count = std::clamp<long long>(mostRows / (4LL * exec_.Threads()), 1, 256), agreed = 1;
+    MPI_Allreduce(&count, &agreed, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    rounds.count = int(agreed);
+    rounds.done = checkpoint_->Done();
+    rounds.restore = [&] { checkpoint_->Restore(f_); };
+    rounds.after = [&](const std::vector<uint8_t> &done, const FormFactorCounters &mine) {
+      checkpoint_->AfterRound(f_, done, mine);
+    };
+    HoldInterrupts(true);  // a signal now writes a checkpoint at the end of the round, then stops
+  }
+  const RowRounds *inRounds = checkpoint_ ? &rounds : nullptr;
+  if (narrow)
+    ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, f_.rows, ff, owners, f_.f32,
+                          exec_.Timers(), counters_, exec_.Talks(), inRounds);
+  else
+    ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, f_.rows, ff, owners, f_.f64,
+                          exec_.Timers(), counters_, exec_.Talks(), inRounds);
+  if (checkpoint_) {
+    HoldInterrupts(false);
+    if (PendingInterrupt() != 0) StopForInterrupt(PendingInterrupt(), "stopped; the last checkpoint is complete");
+    if (exec_.Rank() == 0) counters_.Add(checkpoint_->DoneCounters());  // the done pairs' work, counted once
+  }
+}
+
 void FormFactorJob::Run() {
   Prepare();
   const long long patchCount = patchCount_;
@@ -536,12 +615,8 @@ void FormFactorJob::Run() {
     RunHemicube();
   else if (Sparse())
     RunSparse(ff);
-  else if (narrow)
-    ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, f_.rows, ff, owners, f_.f32,
-                          exec_.Timers(), counters_, exec_.Talks());
   else
-    ComputeFormFactorRows(exec_.UsedBackend(), scene_, meshing_, geometry_, f_.rows, ff, owners, f_.f64,
-                          exec_.Timers(), counters_, exec_.Talks());
+    RunDense(ff, owners);
 
   ReportInterpenetrations();
 

@@ -15,6 +15,7 @@
 #include "solver/radiosity_solver.h"
 #include "io/radiosity_file.h"
 #include "pipeline/execution.h"
+#include "pipeline/row_checkpoint.h"
 #include "pipeline/scene_input.h"
 #include "scene/scene.h"
 #include "util/decomposition.h"
@@ -56,6 +57,7 @@ struct FormFactorJobOptions {
   HemicubeOptions hemicube;  // --method hemicube: resolution and rotation (its seed is `seed`)
   bool hemicubeGather = false;  // `run --hemicube-mode gather`: no rows; hemicubes traced again every iteration
   std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
+  CheckpointOptions checkpoint;  // --checkpoint-dir, --checkpoint-every, --restart (dense rows on the CPU)
   // Outputs (empty = not written).
   std::string output, raw, timings;
 };
@@ -78,6 +80,8 @@ class FormFactorJob {
   // closure reported.
   SolverResult RunGathering(double tolerance, int maxIterations);
   void WriteOutputs();  // collective: the files named in the options
+  // Collective: removes the checkpoint (--checkpoint-dir), once everything the command writes is complete.
+  void DiscardCheckpoint();
   // Collective: /formfactors/F with its attributes into a file being written (for `run --save-formfactors`).
   void WriteFormFactors(RadiosityFileWriter &writer) const;
   // Collective: the raw matrix file (int32 N, N*N float64) at `path`.
@@ -131,6 +135,9 @@ class FormFactorJob {
   double rowsMemory_[4] = {0, 0, 0, 0};
   std::vector<double> skyViewFactor_;
   std::unique_ptr<OutputLocks> locks_;  // this job's outputs, while it runs
+  std::unique_ptr<RowCheckpoint> checkpoint_;  // --checkpoint-dir
+  void PrepareCheckpoint();
+  JobIdentity Identity() const;  // what the rows depend on, for the checkpoint
   long long hemicubeRays_ = 0;  // --method hemicube: this rank's rays
   struct SparseSummary {
     double droppedMean = 0, droppedMax = 0, skyMin = 0, skyMean = 0, skyMax = 0;
@@ -147,6 +154,7 @@ class FormFactorJob {
   // What to change when the sparse rows do not fit: "raise --operator-tolerance, use more ranks, ...".
   std::string SparseRemedy() const;
   void PrepareDense();
+  void RunDense(const FormFactorOptions &ff, const RowOwners &owners);
   void CheckSparseOptions() const;
   void ChooseOperator(long long rank, long long size);  // collective: resolves --operator auto
   void RunSparse(const FormFactorOptions &ff);

@@ -49,6 +49,9 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   const bool texels = o.formFactors.meshing.texelSize > 0 || o.formFactors.meshing.lightmapResolution > 0;
   if (o.render.shading == Shading::kLightmap && !texels)
     throw InputError("--shading lightmap needs patches that are lightmap texels (--texel-size or --lightmap-resolution)");
+  if (o.formFactors.checkpoint.On() && o.refine.passes > 0)
+    throw InputError("--checkpoint-dir: checkpoints are of the first F; with --refine each pass makes another "
+                     "(leave out one of the two)");
   const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
   const OutputLocks locks(MPI_COMM_WORLD, {In(o.outputDir, "radiosity.h5")});  // one run per folder
   o.formFactors.timings = In(o.outputDir, "timings.json");
@@ -153,6 +156,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   const std::vector<PhaseTimers::Summary> phases = exec.Timers().Reduce(MPI_COMM_WORLD, "total");
   OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), *job, exec, result, o, phases, refinement); });
   if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: wrote %s/{%s}\n", o.outputDir.c_str(), written.c_str());
+  job->DiscardCheckpoint();
   return FinishSolve(result);
 }
 

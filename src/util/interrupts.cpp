@@ -25,14 +25,30 @@ void Say(const char *text) {
   (void)ignored;
 }
 
-extern "C" void OnInterrupt(int signal) {
+std::atomic<bool> held{false};
+std::atomic<int> pending{0};
+
+const char *SignalWords(int signal) {
+  switch (signal) {
+    case SIGINT: return "radiosity: interrupted (SIGINT): ";
+    case SIGUSR1: return "radiosity: signalled (SIGUSR1): ";
+    default: return "radiosity: terminated (SIGTERM): ";
+  }
+}
+
+void RemoveTemporaries() {
   for (int k = 0; k < kSlots; ++k)
     if (slotUsed[k].load()) unlink(slotPath[k]);
-  if (speakingRank == 0)
-    Say(signal == SIGINT ? "radiosity: interrupted (SIGINT): stopped; files being written were removed, none "
-                           "was completed\n"
-                         : "radiosity: terminated (SIGTERM): stopped; files being written were removed, none "
-                           "was completed\n");
+}
+
+extern "C" void OnInterrupt(int signal) {
+  int none = 0;
+  if (held.load() && pending.compare_exchange_strong(none, signal)) return;  // the holder stops at its next round
+  RemoveTemporaries();
+  if (speakingRank == 0) {
+    Say(SignalWords(signal));
+    Say("stopped; files being written were removed, none was completed\n");
+  }
   _exit(128 + signal);
 }
 
@@ -46,6 +62,20 @@ void InstallInterruptHandlers(int rank) {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGUSR1, &action, nullptr);
+}
+
+void HoldInterrupts(bool hold) { held.store(hold); }
+
+int PendingInterrupt() { return pending.load(); }
+
+void StopForInterrupt(int signal, const std::string &what) {
+  RemoveTemporaries();
+  if (speakingRank == 0) {
+    const std::string line = SignalWords(signal) + what + "\n";
+    Say(line.c_str());
+  }
+  _exit(128 + signal);
 }
 
 void RegisterTemporary(const std::string &path) {

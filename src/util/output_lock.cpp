@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <climits>
 #include <cstdio>
 #include <fstream>
@@ -23,13 +24,41 @@ std::string HostName() {
   return name;
 }
 
+// Whether process `pid` of this host has ended: no such process, or a zombie (killed, and not reaped: its
+// parent was killed with it and the process that adopted it does not reap, as in some containers).
+bool Ended(long long pid) {
+  if (pid <= 0) return false;
+  if (kill(pid_t(pid), 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t close = line.rfind(')');  // "pid (command) state ...": the command may hold spaces
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+// Under Slurm, the job's incarnation: "<job id>.<restart count>" (empty outside Slurm). A job requeued after a
+// node failure or its time limit runs again with the same id and a higher restart count, maybe on another
+// node: the lock of its earlier incarnation is stale, although its host cannot be asked.
+std::string SlurmIncarnation() {
+  const char *job = std::getenv("SLURM_JOB_ID");
+  if (job == nullptr || *job == '\0') return "";
+  const char *restarts = std::getenv("SLURM_RESTART_COUNT");
+  return std::string(job) + "." + (restarts != nullptr && *restarts != '\0' ? restarts : "0");
+}
+
+bool SameJobEarlier(const std::string &theirs, const std::string &mine) {
+  if (theirs.empty() || mine.empty()) return false;
+  const std::string job = theirs.substr(0, theirs.find('.'));
+  return job == mine.substr(0, mine.find('.')) && theirs != mine;
+}
+
 // Takes `lock`; "" or why not.
 std::string Take(const std::string &lock) {
   const std::string me = HostName();
   for (int attempt = 0; attempt < 2; ++attempt) {
     const int fd = open(lock.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
     if (fd >= 0) {
-      const std::string text = me + " " + std::to_string(getpid()) + "\n";
+      const std::string text = me + " " + std::to_string(getpid()) + " " + SlurmIncarnation() + "\n";
       const ssize_t written = write(fd, text.data(), text.size());
       close(fd);
       if (written == ssize_t(text.size())) return "";
@@ -37,10 +66,10 @@ std::string Take(const std::string &lock) {
       return lock + ": cannot write the lock file";
     }
     if (errno != EEXIST) return "";  // a folder that takes no lock files (checked elsewhere): no lock
-    std::string host;
+    std::string host, incarnation;
     long long pid = 0;
-    std::ifstream(lock) >> host >> pid;
-    const bool gone = host == me && pid > 0 && kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+    std::ifstream(lock) >> host >> pid >> incarnation;
+    const bool gone = (host == me && Ended(pid)) || SameJobEarlier(incarnation, SlurmIncarnation());
     if (!gone || attempt > 0)
       return "another radiosity run (process " + std::to_string(pid) + " on " + host + ") is writing it (lock " +
              lock + "; remove it if that run is gone)";

@@ -160,9 +160,13 @@ class SlurmSandbox:
 
     def job_state(self, job_id):
         """JobState from `scontrol show job` (finished jobs stay visible for MinJobAge seconds)."""
+        return self.job_field(job_id, "JobState")
+
+    def job_field(self, job_id, name):
+        """A field of `scontrol show job` (JobState, Restarts, ...), or None."""
         res = self.run([FindProgram("scontrol"), "-o", "show", "job", str(job_id)], check=False, timeout=10)
         for field in res.stdout.split():
-            if field.startswith("JobState="):
+            if field.startswith(name + "="):
                 return field.split("=", 1)[1]
         return None
 
@@ -193,7 +197,8 @@ class SlurmSandbox:
             "SlurmdUser=root" if os.getuid() == 0 else "SlurmdUser=%s" % _user_name(),
             "AuthType=auth/munge",
             "CredType=cred/munge",
-            "AuthInfo=socket=%s" % self.munge_socket,
+            # A requeued job waits cred_expire seconds before it may start again (120 by default).
+            "AuthInfo=socket=%s,cred_expire=10" % self.munge_socket,
             "StateSaveLocation=%s" % os.path.join(self.root, "state"),
             "SlurmdSpoolDir=%s" % os.path.join(self.root, "spool"),
             "SlurmctldPidFile=%s" % os.path.join(self.root, "slurmctld.pid"),

@@ -11,6 +11,10 @@ Starts munged, slurmctld and slurmd on localhost with every file in one temporar
   2. submits jobs/slurm/formfactors.sbatch by hand with the mpirun launcher on 2 tasks, and checks it gives the
      study's matrix;
   3. submits a study whose run fails, and checks Slurm cancels its collect job (afterok) and --wait says so;
+  4. submits jobs/slurm/formfactors.sbatch restartable (RAD_CHECKPOINT=1, --requeue) on 2 tasks, sends its steps
+     SIGUSR1 once it has a checkpoint (as --signal=USR1@T does before the time limit), and checks the run wrote a
+     checkpoint and stopped, the job requeued itself (Restarts=1) and completed, and its matrix is bitwise that
+     of a run never stopped (the paper's 2944 patches, computed outside Slurm);
 and stops Slurm, leaving no process and no file behind (checked), also when a check fails.
 
 Environment: RAD_EXE, RAD_SOURCE_DIR, RAD_PYTHON (as test_scaling_local.py).
@@ -25,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -156,6 +161,52 @@ class SlurmStudy(unittest.TestCase):
         self.assertEqual(self.slurm.job_state(collect_id), "CANCELLED")
         self.assertEqual(scaling_checks.ReadJson(os.path.join(out, "strong-r1", "job.json"))["exit_code"], 2)
         self.assertFalse(os.path.exists(os.path.join(out, "analysis")))
+
+    def test_2a_signal_checkpoint_requeue(self):
+        import h5py
+        import numpy as np
+        scene = ["--input", SCENE, "--subdiv", "3", "--quadrature-tolerance", "1e-8", "--quiet"]
+        reference = os.path.join(self.tmp, "uninterrupted.h5")
+        env = self.Env()
+        res = subprocess.run(["mpirun", "--oversubscribe", "--bind-to", "none", "-n", "2", EXE, "formfactors",
+                              "--output", reference] + scene, cwd=SOURCE_DIR, env=env, capture_output=True,
+                             text=True, timeout=TIMEOUT_S)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        root = os.path.join(self.tmp, "restartable")
+        env.update(RAD_CHECKPOINT="1", RAD_RESULTS_ROOT=root, RAD_ROOT=SOURCE_DIR)
+        res = subprocess.run(["sbatch", "--parsable", "--job-name=ff-restart", "--ntasks=2", "--cpus-per-task=1",
+                              "--requeue", "--time=00:05:00", "--output=%s/%%x-%%j.out" % self.tmp,
+                              "--open-mode=append", "jobs/slurm/formfactors.sbatch", "--checkpoint-every", "0.05"]
+                             + scene, cwd=SOURCE_DIR, env=env, capture_output=True, text=True, timeout=30)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        job_id = res.stdout.strip().split(";")[0]
+        folder = os.path.join(root, "ff-restart-%s" % job_id)
+        checkpoint = os.path.join(folder, "checkpoint", "checkpoint.json")
+        log = os.path.join(self.tmp, "ff-restart-%s.out" % job_id)
+        deadline = time.time() + 90
+        while not os.path.exists(checkpoint):
+            self.assertLess(time.time(), deadline, "no checkpoint: " + (scaling_checks.ReadText(log)
+                                                                          if os.path.exists(log) else ""))
+            time.sleep(0.05)
+        res = subprocess.run(["scancel", "--signal=USR1", job_id], env=self.Env(), capture_output=True, text=True,
+                             timeout=30)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        deadline = time.time() + 120
+        while self.slurm.job_field(job_id, "Restarts") in (None, "0"):
+            self.assertLess(time.time(), deadline, "not requeued: " + scaling_checks.ReadText(log))
+            self.assertNotEqual(self.slurm.job_state(job_id), "COMPLETED",
+                                "the job completed before the signal: " + scaling_checks.ReadText(log))
+            time.sleep(0.2)
+        states = self.slurm.wait_for_jobs([job_id], timeout=150)
+        text = scaling_checks.ReadText(log)
+        self.assertEqual(states[job_id], "COMPLETED", text)
+        self.assertEqual(self.slurm.job_field(job_id, "Restarts"), "1")
+        self.assertIn("signalled (SIGUSR1): stopped after writing a checkpoint", text)
+        self.assertIn("requeueing it", text)
+        self.assertEqual(scaling_checks.ReadJson(os.path.join(folder, "job.json"))["exit_code"], 0)
+        self.assertEqual(os.listdir(os.path.join(folder, "checkpoint")), [])
+        with h5py.File(os.path.join(folder, "formfactors.h5"), "r") as f, h5py.File(reference, "r") as g:
+            self.assertTrue(np.array_equal(f["formfactors/F"][...], g["formfactors/F"][...]))
 
     def test_3_stop_leaves_nothing(self):
         # Stops the sandbox early (tearDownClass then has nothing left to do) and checks what remains.

@@ -1,0 +1,296 @@
+#include "pipeline/row_checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "io/raw_matrix.h"
+#include "util/agree.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/interrupts.h"
+#include "util/mpi_check.h"
+
+namespace rad {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr const char *kFormat = "radiosity row checkpoint 1";
+
+// The counters a checkpoint keeps, by name: the file's attributes of a restarted run are those of a run never
+// stopped.
+constexpr int kCounters = 12;
+const char *const kCounterNames[kCounters] = {"pairs_exchanging", "pairs_ray_traced",   "pairs_occluded",
+                                              "pairs_over_capacity", "pairs_at_depth_limit", "rays",
+                                              "evaluations",      "node_pairs",         "pairs_deferred",
+                                              "pairs_hidden",     "far_link_rays",      "smooth_link_rays"};
+long long *CounterFields(FormFactorCounters &c, int k) {
+  long long *fields[kCounters] = {&c.pairsExchanging, &c.pairsRayTraced,    &c.pairsOccluded, &c.pairsOverCapacity,
+                                  &c.pairsAtDepthLimit, &c.rays,            &c.evaluations,   &c.nodePairs,
+                                  &c.pairsDeferred,   &c.pairsHidden,       &c.farLinkRays,   &c.smoothLinkRays};
+  return fields[k];
+}
+
+std::string Broadcast(MPI_Comm comm, std::string text) {
+  long long size = (long long)text.size();
+  RAD_MPI(MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, comm));
+  text.resize(size_t(size));
+  RAD_MPI(MPI_Bcast(text.data(), int(size), MPI_CHAR, 0, comm));
+  return text;
+}
+
+// `content` under `path`, flushed to the disk before it replaces the previous file (a checkpoint must survive the
+// node, not just the process).
+void WriteDurably(const std::string &path, const std::string &content) {
+  WriteAtomically(path, "the checkpoint", [&](const std::string &partial) -> std::string {
+    const int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return std::strerror(errno);
+    size_t written = 0;
+    while (written < content.size()) {
+      const ssize_t w = write(fd, content.data() + written, content.size() - written);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        const std::string why = std::strerror(errno);
+        close(fd);
+        return why;
+      }
+      written += size_t(w);
+    }
+    const bool synced = fsync(fd) == 0;
+    const std::string why = synced ? "" : std::strerror(errno);
+    return close(fd) == 0 && synced ? "" : (why.empty() ? "close failed" : why);
+  });
+}
+
+}  // namespace
+
+std::string HashFiles(const std::vector<std::string> &paths) {
+  uint64_t hash = 1469598103934665603ULL;  // FNV-1a 64
+  std::vector<char> buffer(1 << 20);
+  for (const std::string &path : paths) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path + ": cannot read the scene file to check the checkpoint against it");
+    while (in) {
+      in.read(buffer.data(), std::streamsize(buffer.size()));
+      for (std::streamsize k = 0; k < in.gcount(); ++k) {
+        hash ^= uint8_t(buffer[size_t(k)]);
+        hash *= 1099511628211ULL;
+      }
+    }
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+RowCheckpoint::RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdentity job, long long n, bool talk)
+    : comm_(comm), o_(std::move(options)), job_(std::move(job)), n_(n), talk_(talk) {
+  json_ = JsonPathIn(o_.dir);
+  RefuseUnlessRestarting(comm_, o_);
+  std::string text;
+  bool found = false;
+  OnRankZero(comm_, [&] {
+    std::error_code error;
+    std::filesystem::create_directories(o_.dir, error);
+    if (!std::filesystem::is_directory(o_.dir))
+      throw InputError(o_.dir + ": cannot make the checkpoint folder" + (error ? " (" + error.message() + ")" : ""));
+    found = std::filesystem::exists(json_);
+    if (!found) return;
+    std::ifstream in(json_, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw InputError(json_ + ": cannot read the checkpoint");
+  });
+  int flag = found ? 1 : 0;
+  RAD_MPI(MPI_Bcast(&flag, 1, MPI_INT, 0, comm_));
+  found = flag != 0;
+  if (found) Read(Broadcast(comm_, text));
+  else if (o_.restart && talk_)
+    std::fprintf(stderr, "radiosity: restart: no checkpoint in %s yet; starting from the beginning\n", o_.dir.c_str());
+  lastWrite_ = MPI_Wtime();
+}
+
+std::string RowCheckpoint::JsonPathIn(const std::string &dir) {
+  return (std::filesystem::path(dir) / "checkpoint.json").string();
+}
+
+void RowCheckpoint::RefuseUnlessRestarting(MPI_Comm comm, const CheckpointOptions &options) {
+  if (options.restart) return;
+  OnRankZero(comm, [&] {
+    const std::string json = JsonPathIn(options.dir);
+    if (std::filesystem::exists(json))
+      throw InputError(json + ": the checkpoint of an earlier run is here: add --restart to continue it (with the "
+                       "same scene and options), or remove it to start again");
+  });
+}
+
+std::string RowCheckpoint::MatrixPath(long long generation) const {
+  return (std::filesystem::path(o_.dir) / ("formfactors-" + std::to_string(generation) + ".raw")).string();
+}
+
+void RowCheckpoint::Read(const std::string &text) {
+  auto refuse = [&](const std::string &why) { throw InputError(json_ + ": " + why); };
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const std::exception &e) {
+    refuse(std::string("not a checkpoint (") + e.what() + ")");
+  }
+  try {
+    if (!j.is_object() || j.value("format", "") != kFormat) refuse(std::string("not a checkpoint of this version (") + kFormat + ")");
+    const long long patches = j.at("patches").get<long long>();
+    std::string differ;
+    const Json &was = j.at("job");
+    for (const auto &[key, value] : job_) {
+      const std::string before = was.contains(key) && was[key].is_string() ? was[key].get<std::string>() : "(none)";
+      if (before != value) differ += (differ.empty() ? "" : ", ") + key + " (" + before + " there, " + value + " here)";
+    }
+    if (patches != n_) differ += std::string(differ.empty() ? "" : ", ") + "patches (" + std::to_string(patches) +
+                                 " there, " + std::to_string(n_) + " here)";
+    if (!differ.empty())
+      refuse("the checkpoint is of another job: " + differ + "; run that job's command with --restart, or remove "
+             "the checkpoint to start again");
+    generation_ = j.at("generation").get<long long>();
+    if (generation_ < 1) refuse("its generation must be at least 1");
+    done_.assign(size_t(n_), 0);
+    for (const Json &range : j.at("done")) {
+      const long long a = range.at(0).get<long long>(), b = range.at(1).get<long long>();
+      if (!(0 <= a && a < b && b <= n_)) refuse("a range of done rows lies outside the " + std::to_string(n_) + " rows");
+      for (long long i = a; i < b; ++i) done_[size_t(i)] = 1;
+    }
+    for (uint8_t d : done_) doneRows_ += d;
+    const Json &counts = j.at("counters");
+    for (int k = 0; k < kCounters; ++k) *CounterFields(doneCounters_, k) = counts.at(kCounterNames[k]).get<long long>();
+  } catch (const Json::exception &e) {
+    refuse(std::string("not a complete checkpoint (") + e.what() + ")");
+  }
+  const std::string matrix = MatrixPath(generation_);
+  OnRankZero(comm_, [&] {
+    std::error_code error;
+    const auto size = std::filesystem::file_size(matrix, error);
+    const auto expected = 4 + 8 * uintmax_t(n_) * uintmax_t(n_);
+    if (error) throw InputError(matrix + ": the checkpoint's matrix is missing (" + error.message() + ")");
+    if (size != expected)
+      throw InputError(matrix + ": the checkpoint's matrix holds " + std::to_string(size) + " bytes, not the " +
+                       std::to_string(expected) + " of " + std::to_string(n_) + " rows");
+    std::ifstream in(matrix, std::ios::binary);
+    int32_t header = 0;
+    in.read(reinterpret_cast<char *>(&header), sizeof header);
+    if (!in || header != n_) throw InputError(matrix + ": the checkpoint's matrix is not of " + std::to_string(n_) + " rows");
+  });
+  if (talk_)
+    std::fprintf(stderr, "radiosity: restart: %s has the pairs of %lld of %lld rows; computing the rest\n",
+                 json_.c_str(), doneRows_, n_);
+}
+
+void RowCheckpoint::Restore(FormFactorRows &f) const {
+  if (generation_ == 0) return;
+  const std::string matrix = MatrixPath(generation_);
+  const long long n = n_;
+  bool ok = true;
+  ReadRawMatrixRowBlocks(comm_, matrix, n, f.rows, [&](long long begin, long long count, const double *values) {
+    const size_t first = size_t(begin) * size_t(n), entries = size_t(count) * size_t(n);
+    for (size_t k = 0; k < entries; ++k) {
+      const double v = values[k];
+      ok = ok && std::isfinite(v) && v >= 0;
+      if (f.precision == Precision::kDouble) f.f64[first + k] = v;
+      else f.f32[first + k] = float(v);  // widened from float when written: exact
+    }
+  });
+  AgreeOrThrow(comm_, ok, matrix + ": the checkpoint's matrix holds negative or non-finite entries; remove the "
+                              "checkpoint to start again");
+}
+
+void RowCheckpoint::AfterRound(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &mine) {
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  long long doneRows = 0;
+  for (uint8_t d : done) doneRows += d;
+  int flags[2] = {rank == 0 && MPI_Wtime() - lastWrite_ >= 60 * o_.everyMinutes ? 1 : 0, PendingInterrupt()};
+  int agreed[2] = {0, 0};
+  RAD_MPI(MPI_Allreduce(flags, agreed, 2, MPI_INT, MPI_MAX, comm_));
+  if (!agreed[0] && !agreed[1] && doneRows < n_) return;
+  FormFactorCounters all = doneCounters_;
+  long long counts[kCounters], sums[kCounters];
+  FormFactorCounters copy = mine;
+  for (int k = 0; k < kCounters; ++k) counts[k] = *CounterFields(copy, k);
+  RAD_MPI(MPI_Allreduce(counts, sums, kCounters, MPI_LONG_LONG, MPI_SUM, comm_));
+  for (int k = 0; k < kCounters; ++k) *CounterFields(all, k) += sums[k];
+  const double start = MPI_Wtime();
+  Write(f, done, all);
+  if (talk_)
+    std::fprintf(stderr, "radiosity: checkpoint: the pairs of %lld of %lld rows, written to %s in %.2f s\n", doneRows,
+                 n_, o_.dir.c_str(), MPI_Wtime() - start);
+  if (agreed[1]) {
+    char what[512];
+    std::snprintf(what, sizeof what,
+                  "stopped after writing a checkpoint of %lld of %lld rows to %s; run the same command with "
+                  "--restart to continue; other files being written were removed, none was completed",
+                  doneRows, n_, json_.c_str());
+    StopForInterrupt(agreed[1], what);
+  }
+}
+
+void RowCheckpoint::Write(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &all) {
+  const long long generation = generation_ + 1;
+  WriteRawMatrix(comm_, MatrixPath(generation), f);
+  OnRankZero(comm_, [&] {
+    Json j;
+    j["format"] = kFormat;
+    j["patches"] = n_;
+    Json job = Json::object();
+    for (const auto &[key, value] : job_) job[key] = value;
+    j["job"] = job;
+    j["generation"] = generation;
+    Json ranges = Json::array();
+    for (long long i = 0; i < n_;) {
+      if (!done[size_t(i)]) {
+        ++i;
+        continue;
+      }
+      long long end = i;
+      while (end < n_ && done[size_t(end)]) ++end;
+      ranges.push_back({i, end});
+      i = end;
+    }
+    j["done"] = ranges;
+    Json counts = Json::object();
+    FormFactorCounters copy = all;
+    for (int k = 0; k < kCounters; ++k) counts[kCounterNames[k]] = *CounterFields(copy, k);
+    j["counters"] = counts;
+    WriteDurably(json_, j.dump(1) + "\n");
+    std::error_code ignored;  // an older matrix left behind is harmless: checkpoint.json names the new one
+    if (generation_ > 0) std::filesystem::remove(MatrixPath(generation_), ignored);
+  });
+  generation_ = generation;
+  lastWrite_ = MPI_Wtime();
+}
+
+void RowCheckpoint::Remove() {
+  OnRankZero(comm_, [&] {
+    std::error_code ignored;
+    std::filesystem::remove(json_, ignored);
+    // The matrices, and what a killed run left half-written: "formfactors-<generation>.raw[.partial]".
+    std::vector<std::filesystem::path> ours;
+    for (const auto &entry : std::filesystem::directory_iterator(o_.dir, ignored)) {
+      const std::string name = entry.path().filename().string();
+      const size_t digits = name.find_first_not_of("0123456789", 12);
+      if (name.rfind("formfactors-", 0) == 0 && digits > 12 && digits != std::string::npos &&
+          (name.substr(digits) == ".raw" || name.substr(digits) == ".raw.partial"))
+        ours.push_back(entry.path());
+    }
+    for (const auto &path : ours) std::filesystem::remove(path, ignored);
+  });
+}
+
+}  // namespace rad

@@ -1,0 +1,87 @@
+// Checkpoints of the dense rows of F (`--checkpoint-dir D`), so that a run killed by a time limit, a node failure
+// or a signal continues where it was with `--restart`, at the same or another rank count, and ends with the bits
+// of a run never stopped. The rows are computed in rounds (cpu_form_factors.h: RowRounds); after a round every
+// pair computed so far is in its owners' rows, and a checkpoint is those rows as they are, written by all ranks:
+//
+//   D/formfactors-<generation>.raw   the N x N matrix in the raw format (io/raw_matrix.h): the entries of the done
+//                                    pairs, 0 elsewhere (float rows widened, so read back exactly)
+//   D/checkpoint.json                which rows' pairs are done (ranges of rows), the job they belong to (the
+//                                    scene files' hash, patches and every option F depends on), the counts of the
+//                                    done pairs' work, and the generation of the matrix
+//
+// The matrix is written whole under a new name and flushed, then checkpoint.json is replaced by a rename, then
+// the older matrix removed: a kill at any moment leaves the previous checkpoint or the new one, never a mixture.
+// Rows are global, so a checkpoint does not depend on the rank count that wrote it. The folder is removed of
+// them once the job's outputs are complete.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "formfactor/cpu_form_factors.h"
+#include "formfactor/form_factor_rows.h"
+
+namespace rad {
+
+struct CheckpointOptions {
+  std::string dir;           // --checkpoint-dir (empty: no checkpoints)
+  double everyMinutes = 30;  // --checkpoint-every: at most this long between checkpoints (0: after every round)
+  bool restart = false;      // --restart: continue from the folder's checkpoint (a fresh start if it has none)
+  bool On() const { return !dir.empty(); }
+};
+
+// What F depends on, as (key, value): a checkpoint of another job is refused, naming the keys that differ.
+using JobIdentity = std::vector<std::pair<std::string, std::string>>;
+
+// FNV-1a 64 of the files' bytes, in hexadecimal (InputError naming a file that cannot be read).
+std::string HashFiles(const std::vector<std::string> &paths);
+
+class RowCheckpoint {
+ public:
+  // Collective. Makes the folder if missing. With `restart`, reads its checkpoint if it has one, checking that it
+  // belongs to `job` and to n patches, and that its matrix is whole; without, refuses a folder that holds one
+  // (InputError on every rank, naming the file and what is wrong).
+  RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdentity job, long long n, bool talk);
+  // Collective, before any work: without --restart, InputError on every rank if the folder holds a checkpoint
+  // (continuing it, or losing it, is the user's choice).
+  static void RefuseUnlessRestarting(MPI_Comm comm, const CheckpointOptions &options);
+  static std::string JsonPathIn(const std::string &dir);
+
+  // Per patch, non-zero where the row's pairs are in the checkpoint read back (empty when none was).
+  const std::vector<uint8_t> &Done() const { return done_; }
+  long long DoneRows() const { return doneRows_; }
+  // All ranks' counts of the work of the done pairs, as the run that computed them counted it.
+  const FormFactorCounters &DoneCounters() const { return doneCounters_; }
+  // Collective: this rank's rows of `f` (allocated, in its precision) from the checkpoint's matrix.
+  void Restore(FormFactorRows &f) const;
+  // Collective, after a round: `done` (per patch) the rows whose pairs are all in the rows of `f`, `mine` this
+  // rank's counts of this run's work. Writes a checkpoint when the interval has passed since the last, when a
+  // signal came (and then stops the process: exit 128 + signal) or when every row is done.
+  void AfterRound(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &mine);
+  // Collective: removes the checkpoint, once the job's outputs are complete.
+  void Remove();
+
+  const std::string &JsonPath() const { return json_; }
+
+ private:
+  void Read(const std::string &text);  // rank 0's checkpoint.json, on every rank
+  void Write(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &all);
+  std::string MatrixPath(long long generation) const;
+
+  MPI_Comm comm_;
+  CheckpointOptions o_;
+  JobIdentity job_;
+  long long n_ = 0;
+  bool talk_ = false;
+  std::string json_;
+  long long generation_ = 0;  // of the matrix checkpoint.json names (0: none yet)
+  std::vector<uint8_t> done_;
+  long long doneRows_ = 0;
+  FormFactorCounters doneCounters_;
+  double lastWrite_ = 0;  // when the last checkpoint was written, or the job started (rank 0's clock)
+};
+
+}  // namespace rad

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Checkpoint and restart of `formfactors` (issue 17): a run killed at any moment continues with --restart.
+
+Checked, against an uninterrupted run of the same command at 2 ranks (the Cornell box with a sphere, 736 patches,
+a checkpoint after every round of rows):
+  - killed with SIGKILL (the whole process group: no handler runs) once 30 % of the rows are in the checkpoint and
+    restarted on 1 rank; at 60 % and restarted on 4 ranks; while the outputs are being written and restarted on
+    2 ranks: the raw file is byte for byte the uninterrupted one's, the HDF5 file's F and the counts of work in
+    its attributes are the same, the restart says how many rows it found, and the checkpoint is gone once the
+    outputs are complete;
+  - SIGTERM to a run with checkpoints (float rows) writes a checkpoint first, then stops with exit 143 and one
+    line naming it; restarted on 2 ranks the float rows are the uninterrupted run's;
+  - refused with exit 2 and one line: a folder holding a checkpoint without --restart, a checkpoint of another
+    job (another seed: named), --restart without --checkpoint-dir, checkpoints with the sparse operator; with
+    --restart on an empty folder the run starts from the beginning and ends as the uninterrupted one.
+
+Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_SOURCE_DIR).
+Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_checkpoint.py [-v]
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_cli  # noqa: E402
+from test_cli import CliTestCase, describe, program_stderr_lines, run  # noqa: E402
+
+PATCHES = 736
+COUNTS = ("pairs_exact_visibility", "pairs_ray_traced", "pairs_over_occluder_capacity",
+          "pairs_at_cubature_depth_limit")
+
+
+def done_rows(checkpoint):
+    """Rows whose pairs checkpoint.json says are done (0 while there is none)."""
+    try:
+        with open(checkpoint) as fh:
+            ranges = json.load(fh)["done"]
+    except (OSError, ValueError, KeyError):
+        return 0
+    return sum(b - a for a, b in ranges)
+
+
+def descendants(root):
+    """`root` and the processes under it, parents before children."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open("/proc/%s/stat" % name) as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(name))
+    order, queue = [], [root]
+    while queue:
+        pid = queue.pop(0)
+        order.append(pid)
+        queue.extend(children.get(pid, []))
+    return order
+
+
+class TestCheckpoint(CliTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = tempfile.mkdtemp(prefix="radiosity_checkpoint_")
+        for ext in ("obj", "mtl"):
+            shutil.copy(os.path.join(test_cli.MESHES, "cornell_sphere." + ext), cls.shared)
+        cls.scene = os.path.join(cls.shared, "cornell_sphere.obj")
+        cls.reference = {}
+        for precision in ("double", "float"):
+            out = os.path.join(cls.shared, precision + ".h5")
+            proc = run(cls.job(out, precision), ranks=2, cwd=cls.shared)
+            if proc.returncode != 0:
+                raise AssertionError("the uninterrupted run failed" + describe(proc))
+            cls.reference[precision] = cls.read(out)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.shared, True)
+
+    @classmethod
+    def job(cls, out, precision="double", folder=None):
+        args = ["formfactors", "--input", cls.scene, "--subdiv", "2", "--precision", precision, "--output", out,
+                "--raw", out[:-3] + ".raw"]
+        if folder:
+            args += ["--checkpoint-dir", folder, "--checkpoint-every", "0"]
+        return args
+
+    @staticmethod
+    def read(out):
+        with open(out[:-3] + ".raw", "rb") as fh:
+            raw = fh.read()
+        with h5py.File(out, "r") as f:
+            F = f["formfactors/F"][...]
+            counts = {name: float(f["formfactors/F"].attrs[name]) for name in COUNTS}
+        return raw, F, counts
+
+    def assertLikeUninterrupted(self, out, precision="double"):
+        raw, F, counts = self.read(out)
+        want_raw, want_F, want_counts = self.reference[precision]
+        self.assertEqual(len(raw), len(want_raw))
+        self.assertTrue(raw == want_raw, "the raw file differs from the uninterrupted run's")
+        self.assertEqual(F.dtype, want_F.dtype)
+        self.assertTrue(np.array_equal(F, want_F), "F differs from the uninterrupted run's")
+        self.assertEqual(counts, want_counts)
+
+    def start(self, args, ranks):
+        return subprocess.Popen(test_cli.command(args, ranks), cwd=self.tmp, env=test_cli.ENV, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, universal_newlines=True, start_new_session=True)
+
+    def wait_for(self, proc, ready, what):
+        deadline = time.time() + 120
+        while not ready():
+            if proc.poll() is not None:
+                _, err = proc.communicate()
+                self.fail("the run ended before %s (exit %s): %s" % (what, proc.returncode, err[-2000:]))
+            self.assertLess(time.time(), deadline, "waited too long for " + what)
+            time.sleep(0.002)
+
+    def kill(self, proc):
+        """SIGKILL to the launcher and every process under it (Open MPI's ranks have process groups of their
+        own), ranks first: as a node failure or the scheduler would, no handler runs."""
+        for pid in reversed(descendants(proc.pid)):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.communicate(timeout=60)
+
+    def restart(self, out, folder, ranks, precision="double", found=None):
+        proc = run(self.job(out, precision, folder) + ["--restart"], ranks=ranks, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        said = [line for line in proc.stderr.splitlines() if "restart:" in line]
+        self.assertEqual(len(said), 1, describe(proc))
+        if found is not None:
+            self.assertIn("the pairs of %d of %d rows" % (found, PATCHES), said[0])
+        self.assertLikeUninterrupted(out, precision)
+        self.assertEqual(sorted(os.listdir(folder)), [], "the checkpoint outlived the complete outputs")
+
+    def killed_at(self, share, restart_ranks):
+        out, folder = self.path("f.h5"), self.path("checkpoint")
+        checkpoint = os.path.join(folder, "checkpoint.json")
+        proc = self.start(self.job(out, folder=folder), 2)
+        self.wait_for(proc, lambda: done_rows(checkpoint) >= share * PATCHES, "%d %% of the rows" % (100 * share))
+        self.kill(proc)
+        found = done_rows(checkpoint)
+        self.assertGreaterEqual(found, share * PATCHES)
+        self.assertLess(found, PATCHES, "the run finished its rows before it was killed")
+        self.assertFalse(os.path.exists(out))
+        self.restart(out, folder, restart_ranks, found=found)
+
+    def test_killed_at_30_percent_restarted_on_1_rank(self):
+        self.killed_at(0.3, 1)
+
+    def test_killed_at_60_percent_restarted_on_4_ranks(self):
+        self.killed_at(0.6, 4)
+
+    def test_killed_while_writing_restarted_on_2_ranks(self):
+        out, folder = self.path("f.h5"), self.path("checkpoint")
+        partials = [out + ".partial", out[:-3] + ".raw.partial"]
+        for attempt in range(5):  # the write lasts tens of milliseconds: caught by polling, almost always at once
+            proc = self.start(self.job(out, folder=folder), 2)
+            self.wait_for(proc, lambda: any(os.path.exists(p) for p in partials), "the outputs' write")
+            self.kill(proc)
+            if not os.path.exists(out[:-3] + ".raw"):
+                break
+            shutil.rmtree(folder)
+            for name in (out, out[:-3] + ".raw"):
+                if os.path.exists(name):
+                    os.remove(name)
+        else:
+            self.skipTest("the outputs were complete before every kill")
+        self.restart(out, folder, 2, found=PATCHES)
+
+    def test_sigterm_writes_a_checkpoint_then_stops(self):
+        out, folder = self.path("f.h5"), self.path("checkpoint")
+        checkpoint = os.path.join(folder, "checkpoint.json")
+        proc = self.start(self.job(out, "float", folder), None)
+        self.wait_for(proc, lambda: done_rows(checkpoint) >= 0.2 * PATCHES, "20 % of the rows")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 143, err)
+        said = [line for line in program_stderr_lines(err) if "SIGTERM" in line]
+        self.assertEqual(len(said), 1, err)
+        self.assertIn("checkpoint", said[0])
+        self.assertIn("--restart", said[0])
+        found = done_rows(checkpoint)
+        self.assertGreater(found, 0)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual([name for name in os.listdir(folder) if name.endswith(".partial")], [])
+        self.restart(out, folder, 2, "float", found=found)
+
+    def refused(self, args, words, ranks=None):
+        proc = run(args, ranks=ranks, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        lines = [line for line in program_stderr_lines(proc.stderr) if not line.startswith("Run with --help")]
+        self.assertEqual(len(lines), 1, describe(proc))
+        for word in words:
+            self.assertIn(word, lines[0], describe(proc))
+
+    def test_refusals_and_a_restart_with_nothing_to_continue(self):
+        out, folder = self.path("f.h5"), self.path("checkpoint")
+        checkpoint = os.path.join(folder, "checkpoint.json")
+        self.refused(self.job(out) + ["--restart"], ["--restart needs --checkpoint-dir"])
+        self.refused(["formfactors", "--input", self.scene, "--output", out, "--checkpoint-dir", folder,
+                      "--operator", "sparse"], ["--checkpoint-dir", "sparse"])
+        # Nothing to continue: a fresh start, ending as the uninterrupted run.
+        self.restart(out, folder, 2)
+        # A checkpoint left by a killed run: refused without --restart, and for another seed.
+        proc = self.start(self.job(out, folder=folder), 2)
+        self.wait_for(proc, lambda: done_rows(checkpoint) > 0, "a checkpoint")
+        self.kill(proc)
+        self.refused(self.job(out, folder=folder), ["add --restart"], ranks=2)
+        self.refused(self.job(out, folder=folder) + ["--restart", "--seed", "7", "--quiet"], ["another job", "seed"])
+        self.assertTrue(os.path.exists(checkpoint), "a refused run removed the checkpoint")
+
+
+if __name__ == "__main__":
+    sys.exit(test_cli.run_tests(__file__))
