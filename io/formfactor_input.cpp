@@ -97,6 +97,11 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
       throw InputError(path + ": neither /formfactors/F (dense) nor /formfactors/indptr (CSR): not a form-factor file");
     in.patches = file.ReadPatches();
     in.scene = file.RootString("input");
+    for (const char *key : {"scene_files_fnv1a", "meshing"}) {
+      const std::string value = file.RootString(key);
+      if (!value.empty()) in.stamp.emplace_back(key, value);
+    }
+    if (!in.stamp.empty()) in.stamp.emplace_back("patches", std::to_string(in.patches.size()));
     if (sparse) {
       csr = InspectCsr(file.File(), path, (long long)in.patches.size());
       storedAsFloat = csr.dataIsFloat ? 1 : 0;
@@ -125,6 +130,13 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
   storedAsFloat = flags[0];
   sparse = flags[1];
   BroadcastString(comm, in.scene);
+  long long stampKeys = (long long)in.stamp.size();
+  RAD_MPI(MPI_Bcast(&stampKeys, 1, MPI_LONG_LONG, 0, comm));
+  in.stamp.resize(size_t(stampKeys));
+  for (auto &[key, value] : in.stamp) {
+    BroadcastString(comm, key);
+    BroadcastString(comm, value);
+  }
   const long long n = in.PatchCount();
   in.f.n = n;
   in.f.rows = OwnedRows(n, rank, size, distribution);

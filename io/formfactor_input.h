@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "formfactor/form_factor_rows.h"
@@ -23,6 +24,9 @@ struct FormFactorInput {
   // MatrixMarket and PETSc files are float64).
   FormFactorRows f;
   std::string scene;            // the input scene recorded in the file, if any
+  // What F was computed for (pipeline/scene_stamp.h), from the HDF5 file's attributes: the scene files' hash,
+  // the meshing, the patch count (empty if the file does not say).
+  std::vector<std::pair<std::string, std::string>> stamp;
   std::string layout;           // how F was stored, for messages ("HDF5 dense", "HDF5 CSR", "MatrixMarket", ...)
   long long PatchCount() const { return (long long)patches.size(); }
 };

@@ -18,6 +18,7 @@
 #include "io/radiosity_file.h"
 #include "io/radiosity_file_reader.h"
 #include "io/raw_matrix.h"
+#include "pipeline/scene_stamp.h"
 #include "io/sparse_rows.h"
 #include "util/agree.h"
 #include "util/error.h"
@@ -144,6 +145,9 @@ int RunExportJob(const ExportJobOptions &o) {
 
   char threshold[32] = {};  // shortest form that reads back as the same double: 1e-09, not 1.0000000000000001e-09
   std::to_chars(threshold, threshold + sizeof threshold - 1, o.dropBelow);
+  // A file without patches carries its scene's stamp beside it (none left from another matrix, even after a kill).
+  const bool stamped = o.format == "mtx" || o.format == "petsc" || o.format == "raw";
+  if (stamped) WriteSceneStamp(MPI_COMM_WORLD, o.output, {});
   if (o.format == "mtx") {
     WriteMatrixMarket(MPI_COMM_WORLD, o.output, rows, counts,
                       {"radiosity form factors: F[i][j] = fraction of the energy leaving patch i that reaches patch j",
@@ -191,11 +195,15 @@ int RunExportJob(const ExportJobOptions &o) {
     Attributes file;
     file.strings["input"] = in.scene;
     file.strings["formfactors"] = o.formfactors;
+    for (const auto &[key, value] : in.stamp)
+      if (key != "patches") file.strings[key] = value;
     writer.WriteFileAttributes(file);
     writer.WritePatches(in.patches);
     WriteCsrFormFactors(MPI_COMM_WORLD, writer.File(), rows, counts, precision, a);
     writer.Commit();
   }
+
+  if (stamped) WriteSceneStamp(MPI_COMM_WORLD, o.output, in.stamp);
 
   if (rank == 0) {
     std::error_code ec;

@@ -184,19 +184,17 @@ void FormFactorJob::Prepare() {
 }
 
 JobIdentity FormFactorJob::Identity() const {
-  std::vector<std::string> files;
-  for (const NamedPath &input : SceneInputPaths(o_.input.files, "")) files.push_back(input.path);
   char tolerance[32];
   std::snprintf(tolerance, sizeof tolerance, "%.17g", o_.tolerance);
-  return {{"version", RAD_VERSION},
-          {"scene_files_fnv1a", HashFiles(files)},
-          {"input", o_.input.Attribute()},
-          {"meshing", meshing_.Describe()},
-          {"visibility", VisibilityName(o_.visibility)},
-          {"shadow_rays", std::to_string(o_.shadowRays)},
-          {"seed", std::to_string(o_.seed)},
-          {"quadrature_tolerance", tolerance},
-          {"precision", PrecisionName(o_.precision)}};
+  JobIdentity identity = MakeSceneStamp(o_.input, meshing_, patchCount_);
+  identity.insert(identity.end(), {{"version", RAD_VERSION},
+                                   {"input", o_.input.Attribute()},
+                                   {"visibility", VisibilityName(o_.visibility)},
+                                   {"shadow_rays", std::to_string(o_.shadowRays)},
+                                   {"seed", std::to_string(o_.seed)},
+                                   {"quadrature_tolerance", tolerance},
+                                   {"precision", PrecisionName(o_.precision)}});
+  return identity;
 }
 
 // Collective, once the operator is dense: the checkpoint folder taken, and read back with --restart.
@@ -750,7 +748,16 @@ void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
 }
 
 void FormFactorJob::WriteRaw(const std::string &path) const {
+  WriteSceneStamp(MPI_COMM_WORLD, path, {});  // a stamp never names another matrix's scene, even after a kill
   WriteRawMatrix(MPI_COMM_WORLD, path, f_);
+  WriteSceneStamp(MPI_COMM_WORLD, path, SceneStamp());
+}
+
+KeyValues FormFactorJob::SceneStamp() const { return MakeSceneStamp(o_.input, meshing_, patchCount_); }
+
+void FormFactorJob::AddSceneStamp(Attributes &file) const {
+  for (const auto &[key, value] : SceneStamp())
+    if (key != "patches") file.strings[key] = value;  // the file's patches say how many
 }
 
 void FormFactorJob::WriteOutputs() {
@@ -760,6 +767,7 @@ void FormFactorJob::WriteOutputs() {
     Attributes file;
     file.strings["input"] = o_.input.Attribute();
     if (!o_.input.materials.empty()) file.strings["materials"] = o_.input.materials;
+    AddSceneStamp(file);
     writer.WriteFileAttributes(file);
     writer.WritePatches(geometry_.patches);
     WriteFormFactors(writer);

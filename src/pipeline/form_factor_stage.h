@@ -84,8 +84,11 @@ class FormFactorJob {
   void DiscardCheckpoint();
   // Collective: /formfactors/F with its attributes into a file being written (for `run --save-formfactors`).
   void WriteFormFactors(RadiosityFileWriter &writer) const;
-  // Collective: the raw matrix file (int32 N, N*N float64) at `path`.
+  // Collective: the raw matrix file (int32 N, N*N float64) at `path`, and its scene stamp beside it.
   void WriteRaw(const std::string &path) const;
+  // What F was computed for (pipeline/scene_stamp.h); AddSceneStamp puts it in an HDF5 file's attributes.
+  KeyValues SceneStamp() const;
+  void AddSceneStamp(Attributes &file) const;
   // Collective: the timing report; `extra` lines are added to the form-factor figures.
   void Report(const std::string &title, std::vector<std::pair<std::string, std::string>> extra = {});
 

@@ -1,9 +1,12 @@
 #include "pipeline/formfactor_source.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 
 #include "io/sparse_rows.h"
+#include "pipeline/scene_stamp.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "util/agree.h"
@@ -45,6 +48,35 @@ BeforeReadingRows CheckMemoryBeforeReading(const std::string &path, const std::s
   };
 }
 
+namespace {
+
+// Every stored entry of F is a share of light: finite and >= 0. The first one that is not, on the lowest rank
+// that holds one, is named (a negative or NaN entry gave a solve, and B, of no meaning).
+void CheckEntries(MPI_Comm comm, const std::string &path, const FormFactorRows &f) {
+  std::string bad;
+  const long long stored = f.StoredEntries();
+  for (long long k = 0; k < stored; ++k) {
+    const double v = f.Value(size_t(k));
+    if (std::isfinite(v) && v >= 0) continue;
+    size_t r = 0;
+    long long j = 0;
+    if (f.IsDense()) {
+      r = size_t(k / f.n);
+      j = k % f.n;
+    } else {
+      r = size_t(std::upper_bound(f.indptr.begin(), f.indptr.end(), k) - f.indptr.begin() - 1);
+      j = f.columns[size_t(k)];
+    }
+    char text[160];
+    std::snprintf(text, sizeof text, ": F[%lld][%lld] is %g; form factors are finite and >= 0", f.rows[r], j, v);
+    bad = path + text;
+    break;
+  }
+  AgreeOrThrow(comm, bad.empty(), bad);
+}
+
+}  // namespace
+
 FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &scene, const Meshing &meshing,
                                    Distribution distribution, const BeforeReadingRows &beforeReading, bool keepCsr) {
   int format = 0;
@@ -54,15 +86,22 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &sc
   });
   RAD_MPI(MPI_Bcast(&format, 1, MPI_INT, 0, MPI_COMM_WORLD));
   const MatrixFileFormat f = MatrixFileFormat(format);
-  if (f == MatrixFileFormat::kHdf5)
-    return ReadFormFactorsHdf5(MPI_COMM_WORLD, path, distribution, beforeReading, keepCsr);
+  if (f == MatrixFileFormat::kHdf5) {
+    FormFactorInput in = ReadFormFactorsHdf5(MPI_COMM_WORLD, path, distribution, beforeReading, keepCsr);
+    CheckEntries(MPI_COMM_WORLD, path, in.f);
+    return in;
+  }
 
   if (scene.files.empty())
     throw InputError(path + ": a " + std::string(MatrixFileFormatName(f)) + " matrix file" +
                      (f == MatrixFileFormat::kRaw ? " (not HDF5, MatrixMarket or PETSc, so read as raw)" : "") +
                      " holds no patches: give --input (and --subdiv) for the scene it was computed for");
   const Scene loaded = LoadSceneInput(scene);  // every rank; a bad scene fails alike
-  std::vector<Patch> patches = MakePatches(loaded, ResolveMeshing(loaded, meshing));
+  const Meshing resolved = ResolveMeshing(loaded, meshing);
+  std::vector<Patch> patches = MakePatches(loaded, resolved);
+  // The file holds no patches: its stamp, where it has one, must name this scene and meshing.
+  const KeyValues stamp = MakeSceneStamp(scene, resolved, (long long)patches.size());
+  CheckSceneStamp(MPI_COMM_WORLD, path, stamp);
   if (beforeReading) beforeReading(RowsToRead{(long long)patches.size(), false, f != MatrixFileFormat::kRaw});
   FormFactorInput in;
   switch (f) {
@@ -77,6 +116,8 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &sc
       break;
   }
   in.scene = scene.Attribute();
+  in.stamp = stamp;
+  CheckEntries(MPI_COMM_WORLD, path, in.f);
   return in;
 }
 

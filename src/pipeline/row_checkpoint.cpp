@@ -75,25 +75,6 @@ void WriteDurably(const std::string &path, const std::string &content) {
 
 }  // namespace
 
-std::string HashFiles(const std::vector<std::string> &paths) {
-  uint64_t hash = 1469598103934665603ULL;  // FNV-1a 64
-  std::vector<char> buffer(1 << 20);
-  for (const std::string &path : paths) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot read the scene file to check the checkpoint against it");
-    while (in) {
-      in.read(buffer.data(), std::streamsize(buffer.size()));
-      for (std::streamsize k = 0; k < in.gcount(); ++k) {
-        hash ^= uint8_t(buffer[size_t(k)]);
-        hash *= 1099511628211ULL;
-      }
-    }
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
-
 RowCheckpoint::RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdentity job, long long n, bool talk)
     : comm_(comm), o_(std::move(options)), job_(std::move(job)), n_(n), talk_(talk) {
   json_ = JsonPathIn(o_.dir);
@@ -149,14 +130,12 @@ void RowCheckpoint::Read(const std::string &text) {
   try {
     if (!j.is_object() || j.value("format", "") != kFormat) refuse(std::string("not a checkpoint of this version (") + kFormat + ")");
     const long long patches = j.at("patches").get<long long>();
-    std::string differ;
-    const Json &was = j.at("job");
-    for (const auto &[key, value] : job_) {
-      const std::string before = was.contains(key) && was[key].is_string() ? was[key].get<std::string>() : "(none)";
-      if (before != value) differ += (differ.empty() ? "" : ", ") + key + " (" + before + " there, " + value + " here)";
-    }
-    if (patches != n_) differ += std::string(differ.empty() ? "" : ", ") + "patches (" + std::to_string(patches) +
-                                 " there, " + std::to_string(n_) + " here)";
+    KeyValues was;
+    for (const auto &[key, value] : j.at("job").items()) was.emplace_back(key, value.get<std::string>());
+    for (const auto &[key, value] : job_)  // a key the checkpoint lacks differs too
+      if (j.at("job").find(key) == j.at("job").end()) was.emplace_back(key, "(none)");
+    std::string differ = StampDifferences(was, job_);  // the job's stamp holds the patch count
+    if (differ.empty() && patches != n_) differ = "patches (" + std::to_string(patches) + " there)";
     if (!differ.empty())
       refuse("the checkpoint is of another job: " + differ + "; run that job's command with --restart, or remove "
              "the checkpoint to start again");

@@ -23,6 +23,7 @@
 
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/form_factor_rows.h"
+#include "pipeline/scene_stamp.h"
 
 namespace rad {
 
@@ -34,10 +35,7 @@ struct CheckpointOptions {
 };
 
 // What F depends on, as (key, value): a checkpoint of another job is refused, naming the keys that differ.
-using JobIdentity = std::vector<std::pair<std::string, std::string>>;
-
-// FNV-1a 64 of the files' bytes, in hexadecimal (InputError naming a file that cannot be read).
-std::string HashFiles(const std::vector<std::string> &paths);
+using JobIdentity = KeyValues;
 
 class RowCheckpoint {
  public:

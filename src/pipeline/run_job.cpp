@@ -121,6 +121,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
     Attributes file;
     file.strings["input"] = o.formFactors.input.Attribute();
     if (!o.formFactors.input.materials.empty()) file.strings["materials"] = o.formFactors.input.materials;
+    if (o.refine.passes == 0) job->AddSceneStamp(file);  // refined patches are not the meshing's: no stamp
     if (o.refine.passes > 0) {  // the patches are the refined ones: how they were made
       file.numbers["refine_passes"] = double(passes.size());
       file.numbers["refine_contrast"] = o.refine.contrast;

@@ -9,6 +9,9 @@ Checked:
   - hostile HDF5 files are refused with one line, not read out of bounds or followed: F of the wrong shape
     (N x (N - 1), 20000 x 1, 1-D), a 2-D /patches/area, a negative reflectance or emission, NaN in B, and an
     external link to another file;
+  - a raw, MatrixMarket or PETSc matrix of another scene with the same patch count is refused by its scene stamp
+    ("<matrix>.scene.json", written by --raw and export), one without a stamp is read by size and patch count,
+    and a negative or NaN entry of F (raw or HDF5) is refused naming the entry;
   - a full disk (a 2 MiB tmpfs, where root may mount one) stops a raw, MatrixMarket or HDF5 write (1 and 2
     ranks) with exit 2 and one line, leaving neither a truncated file nor its temporary, and a previous file of
     that name as it was (MPI I/O reported success for the writes the disk cut short: exit 0 and a truncated
@@ -133,6 +136,62 @@ class TestHostile(CliTestCase):
                 self.assertEqual(len(said), 1, describe(proc))
                 self.assertIn(word, said[0], describe(proc))
                 self.assertFalse(os.path.exists(self.path(name + ".png")))
+
+    def test_matrices_of_another_scene_or_with_bad_entries_are_refused(self):
+        import h5py
+        import numpy as np
+
+        def squares(name, gap):
+            """Two unit squares facing each other `gap` apart: the same patch count for every gap."""
+            path = self.path(name + ".obj")
+            with open(path, "w") as fh:
+                fh.write("v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 %g\nv 1 0 %g\nv 1 1 %g\nv 0 1 %g\n"
+                         "f 1 2 3 4\nf 5 8 7 6\n" % (gap, gap, gap, gap))
+            return path
+
+        near, far = squares("near", 1), squares("far", 2)
+        raw, h5 = self.path("near.raw"), self.path("near.h5")
+        self.rad_ok(["formfactors", "--input", near, "--subdiv", "1", "--output", h5, "--raw", raw, "--quiet"])
+        self.assertTrue(os.path.exists(raw + ".scene.json"), "--raw wrote no scene stamp")
+        solve = ["solve", "--subdiv", "1", "--quiet", "--output"]
+        self.rad_ok(solve + [self.path("ok.h5"), "--formfactors", raw, "--input", near])
+        # The same patch count, another scene: refused for the raw file and for its MatrixMarket and PETSc exports
+        # (the stamp passes from the HDF5 file's attributes to theirs).
+        for fmt in ("mtx", "petsc"):
+            self.rad_ok(["export", "--formfactors", h5, "--format", fmt, "--output", self.path("near." + fmt),
+                         "--quiet"])
+        for matrix in (raw, self.path("near.mtx"), self.path("near.petsc")):
+            with self.subTest(matrix=os.path.basename(matrix)):
+                out = self.path("refused.h5")
+                proc = run(solve + [out, "--formfactors", matrix, "--input", far], cwd=self.tmp)
+                self.assertEqual(proc.returncode, 2, describe(proc))
+                said = [line for line in program_stderr_lines(proc.stderr) if "error" in line]
+                self.assertEqual(len(said), 1, describe(proc))
+                self.assertIn("another scene", said[0])
+                self.assertIn("scene_files_fnv1a", said[0])
+                self.assertFalse(os.path.exists(out))
+        # Without its stamp a raw file is checked by size and patch count alone.
+        os.remove(raw + ".scene.json")
+        self.rad_ok(solve + [self.path("unstamped.h5"), "--formfactors", raw, "--input", far])
+        # Entries that are no share of light: a negative one in a raw file, a NaN in an HDF5 file.
+        with open(raw, "rb") as fh:
+            data = bytearray(fh.read())
+        data[4 + 8 * (2 * 8 + 5):4 + 8 * (2 * 8 + 6)] = np.float64(-0.25).tobytes()
+        bad_raw = self.path("bad.raw")
+        with open(bad_raw, "wb") as fh:
+            fh.write(data)
+        bad_h5 = self.path("bad.h5")
+        shutil.copy(h5, bad_h5)
+        with h5py.File(bad_h5, "r+") as f:
+            f["formfactors/F"][3, 4] = np.nan
+        for args, word in ((["--formfactors", bad_raw, "--input", near], "F[2][5] is -0.25"),
+                           (["--formfactors", bad_h5], "F[3][4] is nan")):
+            with self.subTest(word=word):
+                proc = run(solve + [self.path("refused.h5")] + args, cwd=self.tmp)
+                self.assertEqual(proc.returncode, 2, describe(proc))
+                said = [line for line in program_stderr_lines(proc.stderr) if "error" in line]
+                self.assertEqual(len(said), 1, describe(proc))
+                self.assertIn(word, said[0])
 
     def test_a_full_disk_loses_nothing_silently(self):
         tiny = self.path("tiny")
