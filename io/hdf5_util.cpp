@@ -123,11 +123,26 @@ herr_t QuietRead(hid_t attr, hid_t memType, void *buffer) {
   H5QuietErrors quiet;
   return H5Aread(attr, memType, buffer);
 }
+
+// An attribute of a user's file that cannot be opened: a damaged file, not a broken invariant.
+hid_t OpenAttribute(hid_t object, const std::string &name) {
+  H5QuietErrors quiet;
+  const hid_t attr = H5Aopen(object, name.c_str(), H5P_DEFAULT);
+  if (attr < 0) throw InputError("attribute '" + name + "' cannot be opened (a damaged file?)");
+  return attr;
+}
+
+hid_t AttributeType(hid_t attr, const std::string &name) {
+  H5QuietErrors quiet;
+  const hid_t type = H5Aget_type(attr);
+  if (type < 0) throw InputError("attribute '" + name + "' has no readable type (a damaged file?)");
+  return type;
+}
 }  // namespace
 
 std::string ReadStringAttribute(hid_t object, const std::string &name) {
-  H5Handle attr(RAD_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
-  H5Handle fileType(RAD_H5(H5Aget_type(attr)));
+  H5Handle attr(OpenAttribute(object, name));
+  H5Handle fileType(AttributeType(attr, name));
   if (H5Tget_class(fileType) != H5T_STRING) return "";
   if (H5Tis_variable_str(fileType) > 0) {
     H5Handle memType(RAD_H5(H5Tcopy(H5T_C_S1)));
@@ -150,7 +165,7 @@ std::string ReadStringAttribute(hid_t object, const std::string &name) {
 }
 
 double ReadDoubleAttribute(hid_t object, const std::string &name) {
-  H5Handle attr(RAD_H5(H5Aopen(object, name.c_str(), H5P_DEFAULT)));
+  H5Handle attr(OpenAttribute(object, name));
   double value = 0;
   if (QuietRead(attr, H5T_NATIVE_DOUBLE, &value) < 0) throw InputError("attribute '" + name + "' is not a number");
   return value;

@@ -1,10 +1,24 @@
 #include "io/radiosity_file_reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 
 namespace rad {
+
+namespace {
+
+// A call on what the file holds that fails means the file is damaged, or not as radiosity writes it: an
+// InputError naming the file and what was read, not RAD_H5's abort (which is for the program's own mistakes;
+// a fuzzed file ended the job with MPI_ABORT).
+template <typename T>
+T Checked(T result, const std::string &path, const std::string &what) {
+  if (result < 0) throw InputError(path + ": cannot read " + what + " (the HDF5 file is damaged, or not one radiosity wrote)");
+  return result;
+}
+
+}  // namespace
 
 RadiosityFileReader::RadiosityFileReader(const std::string &path) : path_(path) {
   H5QuietErrors quiet;
@@ -31,7 +45,12 @@ bool RadiosityFileReader::Complete() const {
 }
 
 long long RadiosityFileReader::FormatVersion() const {
-  return HasAttribute(file_, "format_version") ? (long long)ReadDoubleAttribute(file_, "format_version") : 0;
+  if (!HasAttribute(file_, "format_version")) return 0;
+  const double version = ReadDoubleAttribute(file_, "format_version");
+  // Converting 1.8e308 or NaN to an integer is undefined (found by fuzzing).
+  if (!(version >= 0 && version <= 1e9) || version != std::floor(version))
+    throw InputError(path_ + ": format_version is not a version number");
+  return (long long)version;
 }
 
 bool RadiosityFileReader::Has(const std::string &dataset) const {
@@ -55,15 +74,27 @@ bool RadiosityFileReader::Has(const std::string &dataset) const {
 
 std::vector<hsize_t> RadiosityFileReader::Shape(const std::string &dataset) const {
   if (!Has(dataset)) throw InputError(path_ + ": no " + dataset + " dataset");
-  H5Handle d(RAD_H5(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT)));
-  H5Handle plist(RAD_H5(H5Dget_create_plist(d)));
-  if (H5Pget_layout(plist) == H5D_VIRTUAL)
+  H5QuietErrors quiet;
+  H5Handle d(Checked(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), path_, dataset));
+  H5Handle plist(Checked(H5Dget_create_plist(d), path_, dataset));
+  const H5D_layout_t layout = H5Pget_layout(plist);
+  if (layout == H5D_VIRTUAL)
     throw InputError(path_ + ": " + dataset + " is a virtual dataset (its data lie in other files): refused");
-  H5Handle s(RAD_H5(H5Dget_space(d)));
+  H5Handle s(Checked(H5Dget_space(d), path_, dataset));
   const int rank = H5Sget_simple_extent_ndims(s);
   if (rank < 0) throw InputError(path_ + ": " + dataset + ": cannot read its shape");
   std::vector<hsize_t> dims(static_cast<size_t>(rank));
-  if (rank > 0) RAD_H5(H5Sget_simple_extent_dims(s, dims.data(), nullptr));
+  if (rank > 0) Checked(H5Sget_simple_extent_dims(s, dims.data(), nullptr), path_, dataset);
+  // A dataset may declare any size and hold nothing (chunks never written read as the fill value): a file of a
+  // few kilobytes declared 2e11 values and had the reader allocate them. radiosity writes every value, without
+  // filters, so an unfiltered dataset must hold all the bytes it declares.
+  H5Handle type(Checked(H5Dget_type(d), path_, dataset));
+  const hssize_t points = H5Sget_simple_extent_npoints(s);
+  const double declared = double(std::max<hssize_t>(points, 0)) * double(H5Tget_size(type));
+  if (layout != H5D_COMPACT && H5Pget_nfilters(plist) == 0 && double(H5Dget_storage_size(d)) < declared)
+    throw InputError(path_ + ": " + dataset + " declares " + std::to_string(points) + " values but holds " +
+                     std::to_string(H5Dget_storage_size(d)) + " of their " + std::to_string((long long)declared) +
+                     " bytes: the file is damaged or truncated");
   return dims;
 }
 
@@ -75,12 +106,13 @@ long long RadiosityFileReader::PatchCount() const {
 }
 
 std::vector<double> RadiosityFileReader::ReadDoubles(const std::string &dataset) const {
-  Shape(dataset);  // there, held in the file, and not virtual
-  H5Handle d(RAD_H5(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT)));
-  H5Handle s(RAD_H5(H5Dget_space(d)));
+  Shape(dataset);  // there, held in the file, whole, and not virtual
+  H5QuietErrors quiet;
+  H5Handle d(Checked(H5Dopen2(file_, dataset.c_str(), H5P_DEFAULT), path_, dataset));
+  H5Handle s(Checked(H5Dget_space(d), path_, dataset));
   const hssize_t n = H5Sget_simple_extent_npoints(s);
   std::vector<double> out(size_t(std::max<hssize_t>(n, 0)));
-  if (n > 0) RAD_H5(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()));
+  if (n > 0) Checked(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()), path_, dataset);
   return out;
 }
 
@@ -95,28 +127,41 @@ std::vector<double> RadiosityFileReader::ReadFormFactorRows(long long first, lon
                      ", not " + std::to_string(n) + " x " + std::to_string(n) + " for the file's " +
                      std::to_string(n) + " patches");
   RAD_CHECK(first >= 0 && count >= 0 && first + count <= n, "ReadFormFactorRows: rows out of range");
-  H5Handle d(RAD_H5(H5Dopen2(file_, "/formfactors/F", H5P_DEFAULT)));
-  H5Handle s(RAD_H5(H5Dget_space(d)));
+  H5QuietErrors quiet;
+  const std::string what = "/formfactors/F";
+  H5Handle d(Checked(H5Dopen2(file_, "/formfactors/F", H5P_DEFAULT), path_, what));
+  H5Handle s(Checked(H5Dget_space(d), path_, what));
   const hsize_t dims[2] = {shape[0], shape[1]};
   const hsize_t start[2] = {hsize_t(first), 0}, cnt[2] = {hsize_t(count), dims[1]};
-  RAD_H5(H5Sselect_hyperslab(s, H5S_SELECT_SET, start, nullptr, cnt, nullptr));
+  Checked(H5Sselect_hyperslab(s, H5S_SELECT_SET, start, nullptr, cnt, nullptr), path_, what);
   H5Handle mem(RAD_H5(H5Screate_simple(2, cnt, nullptr)));
   std::vector<double> out(size_t(count) * size_t(dims[1]));
-  RAD_H5(H5Dread(d, H5T_NATIVE_DOUBLE, mem, s, H5P_DEFAULT, out.data()));
+  if (count > 0) Checked(H5Dread(d, H5T_NATIVE_DOUBLE, mem, s, H5P_DEFAULT, out.data()), path_, what);
   return out;
 }
 
 namespace {
+struct CollectedAttributes {
+  std::vector<std::pair<std::string, std::string>> values;
+  std::string failure;  // an InputError caught here: exceptions must not unwind through HDF5's C frames
+};
+
 herr_t CollectAttribute(hid_t location, const char *name, const H5A_info_t *, void *data) {
-  auto *out = static_cast<std::vector<std::pair<std::string, std::string>> *>(data);
-  H5Handle attr(H5Aopen(location, name, H5P_DEFAULT));
-  H5Handle type(H5Aget_type(attr));
-  if (H5Tget_class(type) == H5T_STRING) {
-    out->push_back({name, ReadStringAttribute(location, name)});
-  } else {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.10g", ReadDoubleAttribute(location, name));
-    out->push_back({name, buf});
+  auto *out = static_cast<CollectedAttributes *>(data);
+  try {
+    H5Handle attr(H5Aopen(location, name, H5P_DEFAULT));
+    H5Handle type(H5Aget_type(attr));
+    if (!attr.valid() || !type.valid()) throw InputError(std::string("attribute '") + name + "' cannot be read");
+    if (H5Tget_class(type) == H5T_STRING) {
+      out->values.push_back({name, ReadStringAttribute(location, name)});
+    } else {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.10g", ReadDoubleAttribute(location, name));
+      out->values.push_back({name, buf});
+    }
+  } catch (const InputError &e) {
+    out->failure = e.what();
+    return -1;
   }
   return 0;
 }
@@ -124,10 +169,13 @@ herr_t CollectAttribute(hid_t location, const char *name, const H5A_info_t *, vo
 
 std::vector<std::pair<std::string, std::string>> RadiosityFileReader::DatasetAttributes(
     const std::string &dataset) const {
-  std::vector<std::pair<std::string, std::string>> out;
-  H5Handle d(RAD_H5(H5Oopen(file_, dataset.c_str(), H5P_DEFAULT)));
-  RAD_H5(H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, CollectAttribute, &out));
-  return out;
+  CollectedAttributes out;
+  H5QuietErrors quiet;
+  H5Handle d(Checked(H5Oopen(file_, dataset.c_str(), H5P_DEFAULT), path_, dataset));
+  const herr_t status = H5Aiterate2(d, H5_INDEX_NAME, H5_ITER_NATIVE, nullptr, CollectAttribute, &out);
+  if (!out.failure.empty()) throw InputError(path_ + ": " + dataset + ": " + out.failure);
+  Checked(status, path_, dataset + "'s attributes");
+  return out.values;
 }
 
 std::vector<Patch> RadiosityFileReader::ReadPatches() const {
@@ -148,6 +196,9 @@ std::vector<Patch> RadiosityFileReader::ReadPatches() const {
   };
   for (size_t p = 0; p < size_t(n); ++p) {
     if (!(area[p] > 0) || !std::isfinite(area[p])) refuse("area", p, "is not a finite positive number");
+    // A polygon number: converting inf or 1e300 to int is undefined (found by fuzzing).
+    if (!(face[p] >= 0 && face[p] <= 2147483647.0) || face[p] != std::floor(face[p]))
+      refuse("face", p, "is not a polygon number (an integer >= 0)");
     for (size_t c = 0; c < 3; ++c) {
       const double rho = reflectance[3 * p + c], e = emission[3 * p + c];
       if (!(rho >= 0 && rho <= 1)) refuse("reflectance", p, "is not in [0, 1]");

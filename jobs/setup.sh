@@ -9,9 +9,10 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libembree-dev libtbb-dev
           libcli11-dev libgtest-dev libgmock-dev libtinyobjloader-dev libstb-dev libtinyexr-dev nlohmann-json3-dev
           libassimp-dev python3-numpy python3-h5py python3-matplotlib python3-scipy)
-# Only for the test that runs the batch scripts against a throw-away Slurm (tests/cli/test_slurm.py): installed
-# where this script can install packages, otherwise that test is skipped (a cluster has its own Slurm).
-testPackages=(slurm-wlm munge)
+# Only for the tests that run the batch scripts against a throw-away Slurm (tests/cli/test_slurm.py) and that fuzz
+# the readers with clang's libFuzzer (jobs/fuzz.sh): installed where this script can install packages, otherwise
+# those tests are skipped (a cluster has its own Slurm).
+testPackages=(slurm-wlm munge clang libclang-rt-14-dev)
 missing=()
 missingOptional=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -28,7 +29,7 @@ if [ ${#missingOptional[@]} -gt 0 ]; then
   if [ "$canInstall" = 1 ]; then
     missing+=("${missingOptional[@]}")
   else
-    echo "setup: note: ${missingOptional[*]} not installed: the slurm_scaling test will be skipped" >&2
+    echo "setup: note: ${missingOptional[*]} not installed: the slurm_scaling and fuzz tests will be skipped" >&2
   fi
 fi
 if [ ${#missing[@]} -gt 0 ]; then

@@ -50,14 +50,18 @@ BeforeReadingRows CheckMemoryBeforeReading(const std::string &path, const std::s
 
 namespace {
 
-// Every stored entry of F is a share of light: finite and >= 0. The first one that is not, on the lowest rank
-// that holds one, is named (a negative or NaN entry gave a solve, and B, of no meaning).
+// Every stored entry of F is a share of light: finite and not below 0 by more than rounding (the contour
+// integrals of touching or grazing pairs give entries like -1.4e-13, within the cubature's tolerance). The first
+// one that is not, on the lowest rank that holds one, is named (a negative or NaN entry gave a solve, and B,
+// of no meaning).
+constexpr double kLeastEntry = -1e-9;
+
 void CheckEntries(MPI_Comm comm, const std::string &path, const FormFactorRows &f) {
   std::string bad;
   const long long stored = f.StoredEntries();
   for (long long k = 0; k < stored; ++k) {
     const double v = f.Value(size_t(k));
-    if (std::isfinite(v) && v >= 0) continue;
+    if (std::isfinite(v) && v >= kLeastEntry) continue;
     size_t r = 0;
     long long j = 0;
     if (f.IsDense()) {
@@ -68,7 +72,8 @@ void CheckEntries(MPI_Comm comm, const std::string &path, const FormFactorRows &
       j = f.columns[size_t(k)];
     }
     char text[160];
-    std::snprintf(text, sizeof text, ": F[%lld][%lld] is %g; form factors are finite and >= 0", f.rows[r], j, v);
+    std::snprintf(text, sizeof text, ": F[%lld][%lld] is %g; form factors are finite and >= 0 (to %g)", f.rows[r], j,
+                  v, kLeastEntry);
     bad = path + text;
     break;
   }

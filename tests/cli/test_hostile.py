@@ -9,11 +9,12 @@ Checked:
   - hostile HDF5 files are refused with one line, not read out of bounds or followed: F of the wrong shape
     (N x (N - 1), 20000 x 1, 1-D), a 2-D /patches/area, a negative reflectance or emission, NaN in B, and an
     external link to another file;
+  - the inputs kept for the fuzzers (tests/fuzz/) end with exit 0, or 2 and one line, never a crash;
   - a raw, MatrixMarket or PETSc matrix of another scene with the same patch count is refused by its scene stamp
     ("<matrix>.scene.json", written by --raw and export), one without a stamp is read by size and patch count,
     and a negative or NaN entry of F (raw or HDF5) is refused naming the entry;
   - a full disk (a 2 MiB tmpfs, where root may mount one) stops a raw, MatrixMarket or HDF5 write (1 and 2
-    ranks) with exit 2 and one line, leaving neither a truncated file nor its temporary, and a previous file of
+    ranks), and a PNG, EXR, PLY or timings JSON of `render`, with exit 2 and one line, leaving neither a truncated file nor its temporary, and a previous file of
     that name as it was (MPI I/O reported success for the writes the disk cut short: exit 0 and a truncated
     file before; HDF5 aborted the job with pages of diagnostics);
   - two runs on one output cannot mix: the second is refused up front while the first holds "<output>.lock",
@@ -193,6 +194,42 @@ class TestHostile(CliTestCase):
                 self.assertEqual(len(said), 1, describe(proc))
                 self.assertIn(word, said[0])
 
+    def test_the_kept_hostile_corpus_never_crashes(self):
+        """The inputs kept for the fuzzers (tests/fuzz/: OBJ+MTL seeds and bad meshes, hostile HDF5 files) through
+        the program as users run it: each ends with exit 0, or 2 and one line naming the file; never a crash."""
+        corpus = os.path.join(test_cli.SOURCE_DIR, "tests", "fuzz")
+        cases = []
+        for name in sorted(os.listdir(os.path.join(corpus, "obj"))):
+            with open(os.path.join(corpus, "obj", name), "rb") as fh:
+                obj, _, mtl = fh.read().partition(b"\0")
+            folder = self.path("obj_" + name)
+            os.mkdir(folder)
+            with open(os.path.join(folder, "fuzz.obj"), "wb") as fh:
+                fh.write(obj)
+            if mtl:
+                with open(os.path.join(folder, "fuzz.mtl"), "wb") as fh:
+                    fh.write(mtl)
+            cases.append((name, ["formfactors", "--input", os.path.join(folder, "fuzz.obj"), "--output",
+                                 os.path.join(folder, "f.h5"), "--quiet"], folder))
+        for name in sorted(os.listdir(os.path.join(corpus, "hdf5_files"))):
+            path = os.path.join(corpus, "hdf5_files", name)
+            cases.append((name + " info", ["info", path], self.tmp))
+            cases.append((name + " solve", ["solve", "--formfactors", path, "--output", self.path(name + ".out.h5"),
+                                            "--quiet"], self.tmp))
+        refused = 0
+        for name, args, cwd in cases:
+            with self.subTest(case=name):
+                proc = run(args, cwd=cwd)
+                if args[0] == "info" and "complete: NO" in proc.stdout:
+                    self.assertEqual(proc.returncode, 1, describe(proc))  # info's verdict on an unfinished file
+                    continue
+                self.assertIn(proc.returncode, (0, 2), describe(proc))
+                if proc.returncode == 2:
+                    refused += 1
+                    said = [line for line in program_stderr_lines(proc.stderr) if "error" in line]
+                    self.assertEqual(len(said), 1, describe(proc))
+        self.assertGreater(refused, 10, "the corpus should hold hostile inputs")
+
     def test_a_full_disk_loses_nothing_silently(self):
         tiny = self.path("tiny")
         os.mkdir(tiny)
@@ -234,6 +271,28 @@ class TestHostile(CliTestCase):
                 self.assertIn("cannot write the HDF5 file", said[0])
                 self.assertNotIn("HDF5-DIAG", proc.stderr)
                 self.assertEqual(sorted(os.listdir(tiny)), ["f.raw"])
+        # Images, the PLY mesh and the timings JSON onto the disk once it is full: exit 2, one line naming the file,
+        # nothing of it left (a 0-byte PNG was left before).
+        solved = self.path("solved.h5")
+        self.rad_ok(["solve", "--formfactors", f, "--output", solved, "--quiet"])
+        try:
+            with open(os.path.join(tiny, "filler"), "wb") as fh:
+                fh.write(b"\0" * (4 << 20))
+        except OSError:
+            pass  # full: what the rest needs
+        render = ["render", "--radiosity", solved, "--width", "64", "--height", "48", "--quiet"]
+        for option, name in (("--output", "image.png"), ("--exr", "image.exr"), ("--ply", "mesh.ply"),
+                             ("--timings", "timings.json")):
+            with self.subTest(output=name):
+                target = os.path.join(tiny, name)
+                args = render + (["--output", target] if option == "--output" else
+                                 ["--output", self.path("image.png"), option, target])
+                proc = run(args, cwd=self.tmp)
+                self.assertEqual(proc.returncode, 2, describe(proc))
+                said = [line for line in proc.stderr.splitlines() if line.startswith("radiosity: error:")]
+                self.assertEqual(len(said), 1, describe(proc))
+                self.assertIn(target, said[0])
+                self.assertEqual(sorted(os.listdir(tiny)), ["f.raw", "filler"])
 
     def test_two_runs_on_one_output_cannot_mix(self):
         scene = self.scene()
