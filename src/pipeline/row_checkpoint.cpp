@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "io/formfactor_input.h"
 #include "io/raw_matrix.h"
 #include "util/agree.h"
 #include "util/atomic_file.h"
@@ -40,14 +41,6 @@ long long *CounterFields(FormFactorCounters &c, int k) {
                                   &c.pairsAtDepthLimit, &c.rays,            &c.evaluations,   &c.nodePairs,
                                   &c.pairsDeferred,   &c.pairsHidden,       &c.farLinkRays,   &c.smoothLinkRays};
   return fields[k];
-}
-
-std::string Broadcast(MPI_Comm comm, std::string text) {
-  long long size = (long long)text.size();
-  RAD_MPI(MPI_Bcast(&size, 1, MPI_LONG_LONG, 0, comm));
-  text.resize(size_t(size));
-  RAD_MPI(MPI_Bcast(text.data(), int(size), MPI_CHAR, 0, comm));
-  return text;
 }
 
 // `content` under `path`, flushed to the disk before it replaces the previous file (a checkpoint must survive the
@@ -95,7 +88,8 @@ RowCheckpoint::RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdenti
   int flag = found ? 1 : 0;
   RAD_MPI(MPI_Bcast(&flag, 1, MPI_INT, 0, comm_));
   found = flag != 0;
-  if (found) Read(Broadcast(comm_, text));
+  BroadcastString(comm_, text);
+  if (found) Read(text);
   else if (o_.restart && talk_)
     std::fprintf(stderr, "radiosity: restart: no checkpoint in %s yet; starting from the beginning\n", o_.dir.c_str());
   lastWrite_ = MPI_Wtime();
