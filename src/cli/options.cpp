@@ -99,9 +99,11 @@ void AddCheckpointOptions(CLI::App &cmd, CheckpointOptions &o) {
                  "Save the rows of F done so far in this folder (made if missing) every --checkpoint-every minutes, "
                  "and before stopping on SIGTERM, SIGINT or SIGUSR1 (Slurm's --signal), so that the same command "
                  "with --restart continues from there, at any rank count, to the bits of a run never stopped; "
-                 "removed once the outputs are complete. Dense rows on the CPU backend");
+                 "removed once the outputs are complete. Dense rows on the CPU backend; `run` keeps the solver's "
+                 "iterate too (continued on the same ranks, else solved again)");
   cmd.add_option("--checkpoint-every", o.everyMinutes,
-                 "Minutes between checkpoints (0: after every round of rows, about 1/256 of the work)")
+                 "Minutes between checkpoints (0: after every round of rows, about 1/256 of the work, and "
+                 "every sweep of the solve)")
       ->capture_default_str()->check(CLI::Range(0.0, 1e6));
   cmd.add_flag("--restart", o.restart,
                "Continue from the checkpoint in --checkpoint-dir (start from the beginning if it has none; refused "

@@ -3,6 +3,7 @@
 #include "scene/texel_charts.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -590,7 +591,9 @@ void FormFactorJob::RunDense(const FormFactorOptions &ff, const RowOwners &owner
                           exec_.Timers(), counters_, exec_.Talks(), inRounds);
   if (checkpoint_) {
     HoldInterrupts(false);
-    if (PendingInterrupt() != 0) StopForInterrupt(PendingInterrupt(), "stopped; the last checkpoint is complete");
+    // Agreed, so that a signal that reached one rank after the last round stops every rank here, or none.
+    const int signal = AgreedPendingInterrupt(MPI_COMM_WORLD);
+    if (signal != 0) StopForInterrupt(signal, "stopped; the last checkpoint is complete");
     if (exec_.Rank() == 0) counters_.Add(checkpoint_->DoneCounters());  // the done pairs' work, counted once
   }
 }
@@ -640,14 +643,10 @@ void FormFactorJob::Run() {
   const double rowLimit = ff.pair.visibility == VisibilityMethod::kExact ? 1 + 10 * o_.tolerance + (narrow ? 1e-5 : 0) : 1.05;
   if (!o_.normalizeRows) ReportRowsAboveOne(rowSums, rowLimit);
 
-  long long mine[] = {counters_.pairsExchanging, counters_.pairsRayTraced, counters_.pairsOccluded,
-                      counters_.pairsOverCapacity, counters_.pairsAtDepthLimit, counters_.rays,
-                      counters_.evaluations, counters_.nodePairs, counters_.pairsDeferred, counters_.pairsHidden,
-                      counters_.farLinkRays, counters_.smoothLinkRays};
-  long long all[std::size(mine)] = {};
-  MPI_Allreduce(mine, all, int(std::size(mine)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  totals_ = FormFactorCounters{all[0], all[1], all[2], all[3], all[4],  all[5],
-                               all[6], all[7], all[8], all[9], all[10], all[11]};
+  std::array<long long, FormFactorCounters::kFieldCount> mine{}, all{};
+  for (int k = 0; k < FormFactorCounters::kFieldCount; ++k) mine[size_t(k)] = *counters_.Fields()[size_t(k)];
+  MPI_Allreduce(mine.data(), all.data(), int(mine.size()), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  for (int k = 0; k < FormFactorCounters::kFieldCount; ++k) *totals_.Fields()[size_t(k)] = all[size_t(k)];
   // Pairs that did not get what was asked of them are said, never hidden (also in the file's attributes).
   if (exec_.Talks() && totals_.pairsOverCapacity > 0)
     std::fprintf(stderr,

@@ -82,6 +82,8 @@ class FormFactorJob {
   void WriteOutputs();  // collective: the files named in the options
   // Collective: removes the checkpoint (--checkpoint-dir), once everything the command writes is complete.
   void DiscardCheckpoint();
+  // The rows' checkpoint (--checkpoint-dir), complete once Run has returned; nullptr without one.
+  const RowCheckpoint *Checkpoint() const { return checkpoint_.get(); }
   // Collective: /formfactors/F with its attributes into a file being written (for `run --save-formfactors`).
   void WriteFormFactors(RadiosityFileWriter &writer) const;
   // Collective: the raw matrix file (int32 N, N*N float64) at `path`, and its scene stamp beside it.

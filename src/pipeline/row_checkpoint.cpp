@@ -1,21 +1,17 @@
 #include "pipeline/row_checkpoint.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
 #include "io/formfactor_input.h"
 #include "io/raw_matrix.h"
+#include "pipeline/solve_checkpoint.h"
 #include "util/agree.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -28,43 +24,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 constexpr const char *kFormat = "radiosity row checkpoint 1";
-
-// The counters a checkpoint keeps, by name: the file's attributes of a restarted run are those of a run never
-// stopped.
-constexpr int kCounters = 12;
-const char *const kCounterNames[kCounters] = {"pairs_exchanging", "pairs_ray_traced",   "pairs_occluded",
-                                              "pairs_over_capacity", "pairs_at_depth_limit", "rays",
-                                              "evaluations",      "node_pairs",         "pairs_deferred",
-                                              "pairs_hidden",     "far_link_rays",      "smooth_link_rays"};
-long long *CounterFields(FormFactorCounters &c, int k) {
-  long long *fields[kCounters] = {&c.pairsExchanging, &c.pairsRayTraced,    &c.pairsOccluded, &c.pairsOverCapacity,
-                                  &c.pairsAtDepthLimit, &c.rays,            &c.evaluations,   &c.nodePairs,
-                                  &c.pairsDeferred,   &c.pairsHidden,       &c.farLinkRays,   &c.smoothLinkRays};
-  return fields[k];
-}
-
-// `content` under `path`, flushed to the disk before it replaces the previous file (a checkpoint must survive the
-// node, not just the process).
-void WriteDurably(const std::string &path, const std::string &content) {
-  WriteAtomically(path, "the checkpoint", [&](const std::string &partial) -> std::string {
-    const int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) return std::strerror(errno);
-    size_t written = 0;
-    while (written < content.size()) {
-      const ssize_t w = write(fd, content.data() + written, content.size() - written);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        const std::string why = std::strerror(errno);
-        close(fd);
-        return why;
-      }
-      written += size_t(w);
-    }
-    const bool synced = fsync(fd) == 0;
-    const std::string why = synced ? "" : std::strerror(errno);
-    return close(fd) == 0 && synced ? "" : (why.empty() ? "close failed" : why);
-  });
-}
 
 }  // namespace
 
@@ -142,8 +101,10 @@ void RowCheckpoint::Read(const std::string &text) {
       for (long long i = a; i < b; ++i) done_[size_t(i)] = 1;
     }
     for (uint8_t d : done_) doneRows_ += d;
+    writtenRows_ = doneRows_;
     const Json &counts = j.at("counters");
-    for (int k = 0; k < kCounters; ++k) *CounterFields(doneCounters_, k) = counts.at(kCounterNames[k]).get<long long>();
+    for (int k = 0; k < FormFactorCounters::kFieldCount; ++k)
+      *doneCounters_.Fields()[size_t(k)] = counts.at(FormFactorCounters::kFieldNames[k]).get<long long>();
   } catch (const Json::exception &e) {
     refuse(std::string("not a complete checkpoint (") + e.what() + ")");
   }
@@ -162,8 +123,8 @@ void RowCheckpoint::Read(const std::string &text) {
     if (!in || header != n_) throw InputError(matrix + ": the checkpoint's matrix is not of " + std::to_string(n_) + " rows");
   });
   if (talk_)
-    std::fprintf(stderr, "radiosity: restart: %s has the pairs of %lld of %lld rows; computing the rest\n",
-                 json_.c_str(), doneRows_, n_);
+    std::fprintf(stderr, "radiosity: restart: %s has the pairs of %lld of %lld rows; %s\n", json_.c_str(), doneRows_,
+                 n_, doneRows_ == n_ ? "nothing left to compute" : "computing the rest");
 }
 
 void RowCheckpoint::Restore(FormFactorRows &f) const {
@@ -192,13 +153,20 @@ void RowCheckpoint::AfterRound(const FormFactorRows &f, const std::vector<uint8_
   int flags[2] = {rank == 0 && MPI_Wtime() - lastWrite_ >= 60 * o_.everyMinutes ? 1 : 0, PendingInterrupt()};
   int agreed[2] = {0, 0};
   RAD_MPI(MPI_Allreduce(flags, agreed, 2, MPI_INT, MPI_MAX, comm_));
+  // Rows done since the last checkpoint are written when the interval has passed, a signal came or they are the
+  // last; a round that added none (a restart's rounds over rows found done) writes nothing.
+  if (doneRows == writtenRows_) {
+    if (agreed[1])
+      StopForInterrupt(agreed[1], "stopped; the last checkpoint, " + json_ + ", holds every row done so far");
+    return;
+  }
   if (!agreed[0] && !agreed[1] && doneRows < n_) return;
   FormFactorCounters all = doneCounters_;
-  long long counts[kCounters], sums[kCounters];
-  FormFactorCounters copy = mine;
-  for (int k = 0; k < kCounters; ++k) counts[k] = *CounterFields(copy, k);
-  RAD_MPI(MPI_Allreduce(counts, sums, kCounters, MPI_LONG_LONG, MPI_SUM, comm_));
-  for (int k = 0; k < kCounters; ++k) *CounterFields(all, k) += sums[k];
+  constexpr int kCounts = FormFactorCounters::kFieldCount;
+  long long counts[kCounts], sums[kCounts];
+  for (int k = 0; k < kCounts; ++k) counts[k] = *mine.Fields()[size_t(k)];
+  RAD_MPI(MPI_Allreduce(counts, sums, kCounts, MPI_LONG_LONG, MPI_SUM, comm_));
+  for (int k = 0; k < kCounts; ++k) *all.Fields()[size_t(k)] += sums[k];
   const double start = MPI_Wtime();
   Write(f, done, all);
   if (talk_)
@@ -238,31 +206,48 @@ void RowCheckpoint::Write(const FormFactorRows &f, const std::vector<uint8_t> &d
     }
     j["done"] = ranges;
     Json counts = Json::object();
-    FormFactorCounters copy = all;
-    for (int k = 0; k < kCounters; ++k) counts[kCounterNames[k]] = *CounterFields(copy, k);
+    for (int k = 0; k < FormFactorCounters::kFieldCount; ++k)
+      counts[FormFactorCounters::kFieldNames[k]] = *all.Fields()[size_t(k)];
     j["counters"] = counts;
-    WriteDurably(json_, j.dump(1) + "\n");
+    WriteFileAtomically(json_, j.dump(1) + "\n", "the checkpoint", Durability::kToDisk);
     std::error_code ignored;  // an older matrix left behind is harmless: checkpoint.json names the new one
     if (generation_ > 0) std::filesystem::remove(MatrixPath(generation_), ignored);
   });
   generation_ = generation;
+  writtenRows_ = 0;
+  for (uint8_t d : done) writtenRows_ += d;
   lastWrite_ = MPI_Wtime();
 }
 
+std::string RowCheckpoint::JobHash() const { return HashKeyValues(job_); }
+
+namespace {
+
+// Removes "<prefix><digits><suffix>" and "<prefix><digits><suffix>.partial" from `dir`: the numbered files of a
+// checkpoint, and what a killed run left half-written of them.
+void RemoveNumbered(const std::string &dir, const std::string &prefix, const std::string &suffix) {
+  std::error_code ignored;
+  std::vector<std::filesystem::path> ours;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, ignored)) {
+    const std::string name = entry.path().filename().string();
+    const size_t digits = name.find_first_not_of("0123456789", prefix.size());
+    if (name.rfind(prefix, 0) == 0 && digits > prefix.size() && digits != std::string::npos &&
+        (name.substr(digits) == suffix || name.substr(digits) == suffix + ".partial"))
+      ours.push_back(entry.path());
+  }
+  for (const auto &path : ours) std::filesystem::remove(path, ignored);
+}
+
+}  // namespace
+
 void RowCheckpoint::Remove() {
   OnRankZero(comm_, [&] {
+    // The solve's first: it is of no use without the rows'.
     std::error_code ignored;
+    std::filesystem::remove(SolveCheckpoint::JsonPathIn(o_.dir), ignored);
+    RemoveNumbered(o_.dir, SolveCheckpoint::kIteratePrefix, SolveCheckpoint::kIterateSuffix);
     std::filesystem::remove(json_, ignored);
-    // The matrices, and what a killed run left half-written: "formfactors-<generation>.raw[.partial]".
-    std::vector<std::filesystem::path> ours;
-    for (const auto &entry : std::filesystem::directory_iterator(o_.dir, ignored)) {
-      const std::string name = entry.path().filename().string();
-      const size_t digits = name.find_first_not_of("0123456789", 12);
-      if (name.rfind("formfactors-", 0) == 0 && digits > 12 && digits != std::string::npos &&
-          (name.substr(digits) == ".raw" || name.substr(digits) == ".raw.partial"))
-        ours.push_back(entry.path());
-    }
-    for (const auto &path : ours) std::filesystem::remove(path, ignored);
+    RemoveNumbered(o_.dir, "formfactors-", ".raw");
   });
 }
 

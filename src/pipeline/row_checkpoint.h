@@ -59,10 +59,14 @@ class RowCheckpoint {
   // rank's counts of this run's work. Writes a checkpoint when the interval has passed since the last, when a
   // signal came (and then stops the process: exit 128 + signal) or when every row is done.
   void AfterRound(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &mine);
-  // Collective: removes the checkpoint, once the job's outputs are complete.
+  // Collective: removes the checkpoint (and the solve's, solve_checkpoint.h), once the job's outputs are complete.
   void Remove();
 
   const std::string &JsonPath() const { return json_; }
+  long long Patches() const { return n_; }
+  long long Generation() const { return generation_; }  // of the newest checkpoint (0: none)
+  bool Complete() const { return generation_ > 0 && writtenRows_ == n_; }  // it holds every row
+  std::string JobHash() const;  // of the job's identity
 
  private:
   void Read(const std::string &text);  // rank 0's checkpoint.json, on every rank
@@ -77,7 +81,8 @@ class RowCheckpoint {
   std::string json_;
   long long generation_ = 0;  // of the matrix checkpoint.json names (0: none yet)
   std::vector<uint8_t> done_;
-  long long doneRows_ = 0;
+  long long doneRows_ = 0;     // in the checkpoint read back
+  long long writtenRows_ = 0;  // in the newest checkpoint, read back or written
   FormFactorCounters doneCounters_;
   double lastWrite_ = 0;  // when the last checkpoint was written, or the job started (rank 0's clock)
 };

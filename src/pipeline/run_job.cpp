@@ -8,6 +8,7 @@
 #include "lightmap/lightmap_pages.h"
 #include "pipeline/lightmap_stage.h"
 #include "pipeline/outputs.h"
+#include "pipeline/solve_checkpoint.h"
 #include "util/output_lock.h"
 #include "util/agree.h"
 #include "util/error.h"
@@ -79,7 +80,12 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
       } else {
         job->Run();
         o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job
-        result = SolveStep(o.solve, job->Geometry().patches, job->Rows(), exec.Timers(), quiet);
+        std::unique_ptr<SolveCheckpoint> kept;  // with the rows' checkpoint, the solver's iterate
+        if (job->Checkpoint() != nullptr)
+          kept = std::make_unique<SolveCheckpoint>(MPI_COMM_WORLD, *job->Checkpoint(), o.formFactors.checkpoint,
+                                                   SolverOptionsFor(o.solve, quiet), job->Rows().rows, exec.Talks());
+        result = SolveStep(o.solve, job->Geometry().patches, job->Rows(), exec.Timers(), quiet, kept.get());
+        if (kept) kept->Finish();
       }
     } catch (const SolveFailed &e) {
       if (WorldRank() == 0) std::fprintf(stderr, "radiosity: error: %s; nothing written\n", e.what());

@@ -15,23 +15,39 @@
 
 namespace rad {
 
+uint64_t Fnv1a(const void *bytes, size_t size, uint64_t hash) {
+  const auto *p = static_cast<const unsigned char *>(bytes);
+  for (size_t k = 0; k < size; ++k) hash = (hash ^ p[k]) * 1099511628211ULL;
+  return hash;
+}
+
+std::string HexHash(uint64_t hash) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
 std::string HashFiles(const std::vector<std::string> &paths) {
-  uint64_t hash = 1469598103934665603ULL;  // FNV-1a 64: a fingerprint of the bytes, not a defence against forgery
+  uint64_t hash = kFnv1aStart;
   std::vector<char> buffer(1 << 20);
   for (const std::string &path : paths) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw InputError(path + ": cannot read the scene file to fingerprint it");
     while (in) {
       in.read(buffer.data(), std::streamsize(buffer.size()));
-      for (std::streamsize k = 0; k < in.gcount(); ++k) {
-        hash ^= uint8_t(buffer[size_t(k)]);
-        hash *= 1099511628211ULL;
-      }
+      hash = Fnv1a(buffer.data(), size_t(in.gcount()), hash);
     }
   }
-  char text[32];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(hash));
-  return text;
+  return HexHash(hash);
+}
+
+std::string HashKeyValues(const KeyValues &values) {
+  uint64_t hash = kFnv1aStart;
+  for (const auto &[key, value] : values) {
+    hash = Fnv1a(key.data(), key.size() + 1, hash);  // with the terminating 0: ("ab", "c") is not ("a", "bc")
+    hash = Fnv1a(value.data(), value.size() + 1, hash);
+  }
+  return HexHash(hash);
 }
 
 KeyValues MakeSceneStamp(const SceneInput &input, const Meshing &resolved, long long patches) {

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,14 @@
 namespace rad {
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// FNV-1a 64 of `size` bytes, continuing from `hash`: a fingerprint of the bytes, not a defence against forgery.
+constexpr uint64_t kFnv1aStart = 1469598103934665603ULL;
+uint64_t Fnv1a(const void *bytes, size_t size, uint64_t hash = kFnv1aStart);
+std::string HexHash(uint64_t hash);  // 16 hexadecimal digits
+
+// FNV-1a 64 of the keys and values, in hexadecimal.
+std::string HashKeyValues(const KeyValues &values);
 
 // FNV-1a 64 of the files' bytes, in hexadecimal (InputError naming a file that cannot be read).
 std::string HashFiles(const std::vector<std::string> &paths);

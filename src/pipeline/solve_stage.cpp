@@ -7,8 +7,17 @@
 
 namespace rad {
 
+SolverOptions SolverOptionsFor(const SolveStepOptions &o, bool quiet) {
+  SolverOptions options;
+  options.method = o.solver;
+  options.tolerance = o.tolerance;
+  options.maxIterations = o.maxIterations;
+  options.printProgress = !quiet;
+  return options;
+}
+
 SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patches, const FormFactorRows &f,
-                       PhaseTimers &timers, bool quiet) {
+                       PhaseTimers &timers, bool quiet, IterateKeeper *keeper) {
   LocalSystem system;
   RAD_CHECK(f.n == (long long)patches.size(), "SolveStep: F is not N x N for the patches");
   system.F = &f;
@@ -19,11 +28,8 @@ SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patc
       system.reflectance.push_back(p.reflectance[c]);
       system.emission.push_back(p.emission[c]);
     }
-  SolverOptions options;
-  options.method = o.solver;
-  options.tolerance = o.tolerance;
-  options.maxIterations = o.maxIterations;
-  options.printProgress = !quiet;
+  SolverOptions options = SolverOptionsFor(o, quiet);
+  options.keeper = keeper;
   SolverResult result = SolveRadiosityOn(o.backend, MPI_COMM_WORLD, system, options, timers);
   timers.SetCounter("solver sweeps", WorldRank() == 0 ? result.sweeps : 0);
   if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: solve (%s): %s\n", SolverMethodName(o.solver), result.message.c_str());

@@ -20,10 +20,14 @@ struct SolveStepOptions {
   Backend backend = Backend::kCpu;  // resolved by the command (--backend)
 };
 
+// The solver's options from the stage's (rank 0 prints progress unless quiet).
+SolverOptions SolverOptionsFor(const SolveStepOptions &o, bool quiet);
+
 // Runs the solver on this rank's rows of F and prints, on rank 0 unless quiet, the residual history and how it
-// ended. A diverged solve throws SolveFailed (nothing should be written).
+// ended. A diverged solve throws SolveFailed (nothing should be written). `keeper`: checkpoints of the iterate
+// (the CPU backend's dense rows).
 SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patches, const FormFactorRows &f,
-                       PhaseTimers &timers, bool quiet);
+                       PhaseTimers &timers, bool quiet, IterateKeeper *keeper = nullptr);
 
 // The attributes of /radiosity: solver, tolerance, iterations, converged, residuals.
 Attributes SolverAttributes(const SolveStepOptions &o, const SolverResult &result);

@@ -30,6 +30,12 @@ inline std::vector<double> Interleave(const ChannelVectors &v, size_t n) {
   return out;
 }
 
+// The channels from B as [n][3].
+inline void Deinterleave(const std::vector<double> &b, ChannelVectors &v) {
+  for (size_t i = 0; i < v.c[0].size(); ++i)
+    for (int c = 0; c < 3; ++c) v.c[c][i] = b[3 * i + size_t(c)];
+}
+
 // Local row r's new values E + rho sum (3, into `out`), where sum is its product with the newest values, and
 // its residual max_c |E + rho t - old| against the values `old`, t being its product with the vector measured.
 inline double UpdateRow(const LocalSystem &s, size_t r, const double t[3], const double sum[3], Channels old,

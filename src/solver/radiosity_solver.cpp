@@ -215,6 +215,9 @@ class HostSweeps {
 
   void Exchange() { GatherInto(comm_, setup_.exchange, packed_, gathered_, x_); }
 
+  // B^k between sweeps, for a checkpoint; and the iterate a solve continues from.
+  std::vector<double> Iterate() const { return Interleave(x_, size_t(s_.F->n)); }
+  void SetIterate(const std::vector<double> &b) { Deinterleave(b, x_); }
 
  private:
   MPI_Comm comm_;

@@ -14,6 +14,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,11 +35,33 @@ struct LocalSystem {
   std::vector<double> emission;     // 3 per patch, all n patches
 };
 
+// Where a solve stands before sweep k: its iterate B^k and what the sweeps before it recorded. A solve continued
+// from it (IterateKeeper::Resume) makes the sweeps, residuals and result of a solve never stopped, bit for bit,
+// when the rows of F are split over the ranks as they were.
+struct SolverIterate {
+  int iteration = 0;               // k >= 1
+  std::vector<double> radiance;    // B^k, 3 per patch ([n][3])
+  double initialResidual = 0;      // of sweep 0
+  std::vector<double> residuals;   // of sweeps 1 .. k-1 (SolverResult::residuals so far)
+};
+
+// Keeps a solve's iterate, so that a run stopped during the solve continues it (pipeline/solve_checkpoint.h).
+class IterateKeeper {
+ public:
+  virtual ~IterateKeeper() = default;
+  // Collective, before the first sweep: the iterate to continue from, or nullptr to start from B = E.
+  virtual const SolverIterate *Resume() = 0;
+  // Collective, after every exchange (B^k is on every rank): `iterate()` makes the state when the keeper keeps
+  // it. May stop the process (a signal came and the iterate was kept).
+  virtual void AfterExchange(int k, const std::function<SolverIterate()> &iterate) = 0;
+};
+
 struct SolverOptions {
   SolverMethod method = SolverMethod::kGaussSeidel;
   double tolerance = 1e-6;
   int maxIterations = 1000;
   bool printProgress = false;  // rank 0 prints each iteration's residual to stderr
+  IterateKeeper *keeper = nullptr;  // checkpoints of the iterate: the CPU solver of dense rows only
 };
 
 enum class SolverStatus { kConverged, kMaxIterations, kDiverged };

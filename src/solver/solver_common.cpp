@@ -99,6 +99,12 @@ IterationMonitor::IterationMonitor(const SolverOptions &options, int rank, bool 
       rank_(rank),
       measure_(measureEverySweep || options.method == SolverMethod::kJacobi || options.maxIterations == 0) {}
 
+void IterationMonitor::Resume(int k, const SolverResult &result) {
+  // Record turns measuring on for good after a sweep below the tolerance or one within one of maxIterations.
+  measure_ = measure_ || result.initialResidual < options_.tolerance || k >= options_.maxIterations;
+  for (double r : result.residuals) measure_ = measure_ || r < options_.tolerance;
+}
+
 bool IterationMonitor::Record(int k, double residual, SolverResult &result) {
   const bool measured = measure_;
   ++result.sweeps;

@@ -48,6 +48,9 @@ class IterationMonitor {
   // Records sweep k's residual (max over ranks) and counts the sweep. Returns true when the solve stops with
   // B^k: status, iterations, finalResidual and message are then filled in (the caller fills radiance).
   bool Record(int k, double residual, SolverResult &result);
+  // Before sweep k of a solve continued from a kept iterate (`result` holding the residuals of sweeps 0 .. k-1):
+  // whether sweeps measure B^k is what it was when the solve was stopped.
+  void Resume(int k, const SolverResult &result);
 
   static constexpr double kDivergenceGrowth = 1e3;
 

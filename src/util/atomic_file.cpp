@@ -1,10 +1,12 @@
 #include "util/atomic_file.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
 #include "util/agree.h"
@@ -49,14 +51,26 @@ void WriteAtomically(const std::string &path, const std::string &what,
   if (!why.empty()) throw InputError(path + ": cannot write " + what + " (" + why + ")");
 }
 
-void WriteFileAtomically(const std::string &path, const std::string &content, const std::string &what) {
+void WriteFileAtomically(const std::string &path, const std::string &content, const std::string &what,
+                         Durability durability) {
   WriteAtomically(path, what, [&](const std::string &partial) -> std::string {
-    errno = 0;
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) return errno ? std::strerror(errno) : "cannot create file";
-    out.write(content.data(), std::streamsize(content.size()));
-    out.close();
-    return out ? "" : "write failed";
+    const int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return std::strerror(errno);
+    size_t written = 0;
+    while (written < content.size()) {
+      const ssize_t w = write(fd, content.data() + written, content.size() - written);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        const std::string why = w < 0 ? std::strerror(errno) : "nothing written";
+        close(fd);
+        return why;
+      }
+      written += size_t(w);
+    }
+    const bool synced = durability == Durability::kOnClose || fsync(fd) == 0;
+    const std::string why = synced ? "" : std::strerror(errno);
+    if (close(fd) != 0 && synced) return std::strerror(errno);
+    return why;
   });
 }
 

@@ -22,8 +22,13 @@ std::string CommitPartial(const std::string &path);
 void WriteAtomically(const std::string &path, const std::string &what,
                      const std::function<std::string(const std::string &partial)> &write);
 
+// kToDisk: flushed to the disk (fsync) before it replaces the previous file, for what must survive the node and
+// not just the process (checkpoints).
+enum class Durability { kOnClose, kToDisk };
+
 // WriteAtomically with `content` as the file's bytes.
-void WriteFileAtomically(const std::string &path, const std::string &content, const std::string &what = "the file");
+void WriteFileAtomically(const std::string &path, const std::string &content, const std::string &what = "the file",
+                         Durability durability = Durability::kOnClose);
 
 // A file that every rank of `comm` writes together (MPI I/O, parallel HDF5): each opens Partial() with the
 // collective call of its library. Commit() is collective, after every rank has closed the file: rank 0 renames

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "util/mpi_check.h"
+
 namespace rad {
 
 namespace {
@@ -68,6 +70,12 @@ void InstallInterruptHandlers(int rank) {
 void HoldInterrupts(bool hold) { held.store(hold); }
 
 int PendingInterrupt() { return pending.load(); }
+
+int AgreedPendingInterrupt(MPI_Comm comm) {
+  int mine = PendingInterrupt(), agreed = 0;
+  RAD_MPI(MPI_Allreduce(&mine, &agreed, 1, MPI_INT, MPI_MAX, comm));
+  return agreed;
+}
 
 void StopForInterrupt(int signal, const std::string &what) {
   RemoveTemporaries();

@@ -6,6 +6,8 @@
 // rank, and each removes what it registered.
 #pragma once
 
+#include <mpi.h>
+
 #include <string>
 
 namespace rad {
@@ -18,6 +20,9 @@ void InstallInterruptHandlers(int rank);
 // StopForInterrupt. A second signal while one is pending stops the process at once.
 void HoldInterrupts(bool hold);
 int PendingInterrupt();  // the signal recorded while held, or 0
+// Collective: the largest signal recorded on any rank, so that every rank stops, or none (a signal may reach the
+// ranks at different moments, or only one of them).
+int AgreedPendingInterrupt(MPI_Comm comm);
 // Removes the temporaries, says on rank 0 "radiosity: <signal's words>: <what>" and exits with 128 + signal.
 [[noreturn]] void StopForInterrupt(int signal, const std::string &what);
 

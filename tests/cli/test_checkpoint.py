@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checkpoint and restart of `formfactors` (issue 17): a run killed at any moment continues with --restart.
+"""Checkpoint and restart of `formfactors` and `run` (issue 17): a run killed at any moment continues with --restart.
 
 Checked, against an uninterrupted run of the same command at 2 ranks (the Cornell box with a sphere, 736 patches,
 a checkpoint after every round of rows):
@@ -12,7 +12,13 @@ a checkpoint after every round of rows):
     line naming it; restarted on 2 ranks the float rows are the uninterrupted run's;
   - refused with exit 2 and one line: a folder holding a checkpoint without --restart, a checkpoint of another
     job (another seed: named), --restart without --checkpoint-dir, checkpoints with the sparse operator; with
-    --restart on an empty folder the run starts from the beginning and ends as the uninterrupted one.
+    --restart on an empty folder the run starts from the beginning and ends as the uninterrupted one;
+  - `run` (a Cornell box with a sphere of reflectance 0.95 to 0.97, solved to 1e-12: about a hundred sweeps, an
+    iterate kept after each) killed with SIGKILL during the solve and restarted on 2 ranks continues from the kept
+    iterate and writes the B, residual history and solver attributes of a run never stopped, bit for bit;
+    restarted on 1 rank, it says the iterate is of another split of the rows and solves from B = E, to the
+    tolerance; SIGTERM during the solve keeps the iterate, stops with exit 143 and one line naming the sweep, and
+    the restart continues from that sweep to the same bits.
 
 Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_SOURCE_DIR).
 Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_checkpoint.py [-v]
@@ -68,7 +74,34 @@ def descendants(root):
     return order
 
 
-class TestCheckpoint(CliTestCase):
+class Interrupting(CliTestCase):
+    """Runs started in the background, waited on and killed."""
+
+    def start(self, args, ranks):
+        return subprocess.Popen(test_cli.command(args, ranks), cwd=self.tmp, env=test_cli.ENV, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, universal_newlines=True, start_new_session=True)
+
+    def wait_for(self, proc, ready, what):
+        deadline = time.time() + 120
+        while not ready():
+            if proc.poll() is not None:
+                _, err = proc.communicate()
+                self.fail("the run ended before %s (exit %s): %s" % (what, proc.returncode, err[-2000:]))
+            self.assertLess(time.time(), deadline, "waited too long for " + what)
+            time.sleep(0.002)
+
+    def kill(self, proc):
+        """SIGKILL to the launcher and every process under it (Open MPI's ranks have process groups of their
+        own), ranks first: as a node failure or the scheduler would, no handler runs."""
+        for pid in reversed(descendants(proc.pid)):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.communicate(timeout=60)
+
+
+class TestCheckpoint(Interrupting):
     @classmethod
     def setUpClass(cls):
         cls.shared = tempfile.mkdtemp(prefix="radiosity_checkpoint_")
@@ -112,29 +145,6 @@ class TestCheckpoint(CliTestCase):
         self.assertEqual(F.dtype, want_F.dtype)
         self.assertTrue(np.array_equal(F, want_F), "F differs from the uninterrupted run's")
         self.assertEqual(counts, want_counts)
-
-    def start(self, args, ranks):
-        return subprocess.Popen(test_cli.command(args, ranks), cwd=self.tmp, env=test_cli.ENV, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, universal_newlines=True, start_new_session=True)
-
-    def wait_for(self, proc, ready, what):
-        deadline = time.time() + 120
-        while not ready():
-            if proc.poll() is not None:
-                _, err = proc.communicate()
-                self.fail("the run ended before %s (exit %s): %s" % (what, proc.returncode, err[-2000:]))
-            self.assertLess(time.time(), deadline, "waited too long for " + what)
-            time.sleep(0.002)
-
-    def kill(self, proc):
-        """SIGKILL to the launcher and every process under it (Open MPI's ranks have process groups of their
-        own), ranks first: as a node failure or the scheduler would, no handler runs."""
-        for pid in reversed(descendants(proc.pid)):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        proc.communicate(timeout=60)
 
     def restart(self, out, folder, ranks, precision="double", found=None):
         proc = run(self.job(out, precision, folder) + ["--restart"], ranks=ranks, cwd=self.tmp)
@@ -223,6 +233,121 @@ class TestCheckpoint(CliTestCase):
         self.refused(self.job(out, folder=folder) + ["--restart", "--seed", "7", "--quiet"], ["another job", "seed"])
         self.assertTrue(os.path.exists(checkpoint), "a refused run removed the checkpoint")
 
+
+def kept_sweep(solve_json):
+    """The sweep whose iterate solve.json keeps (0 while there is none)."""
+    try:
+        with open(solve_json) as fh:
+            return json.load(fh)["iteration"]
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+class TestSolveCheckpoint(Interrupting):
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = tempfile.mkdtemp(prefix="radiosity_solve_checkpoint_")
+        # Reflectance near 1: Gauss-Seidel needs about a hundred sweeps to 1e-12, time to stop it in between.
+        with open(os.path.join(test_cli.MESHES, "cornell_sphere.mtl")) as fh:
+            mtl = "".join("Kd 0.97 0.96 0.95\n" if line.startswith("Kd ") else line for line in fh)
+        with open(os.path.join(cls.shared, "bright.mtl"), "w") as fh:
+            fh.write(mtl)
+        with open(os.path.join(test_cli.MESHES, "cornell_sphere.obj")) as fh:
+            obj = fh.read().replace("mtllib cornell_sphere.mtl", "mtllib bright.mtl")
+        cls.scene = os.path.join(cls.shared, "bright.obj")
+        with open(cls.scene, "w") as fh:
+            fh.write(obj)
+        # Gauss-Seidel is rank-local: a run on 2 ranks and one of a single process (no launcher) make other bits.
+        cls.reference = {}
+        for ranks in (2, None):
+            out = os.path.join(cls.shared, "reference-%s" % ranks)
+            proc = run(cls.job(out), ranks=ranks, cwd=cls.shared)
+            if proc.returncode != 0:
+                raise AssertionError("the uninterrupted run failed" + describe(proc))
+            cls.reference[ranks] = cls.read(out)
+            sweeps = int(cls.reference[ranks][2]["iterations"])
+            if sweeps < 40:
+                raise AssertionError("the solve took %d sweeps: too few to be stopped in between" % sweeps)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.shared, True)
+
+    @classmethod
+    def job(cls, out, folder=None):
+        args = ["run", "--input", cls.scene, "--subdiv", "2", "--tolerance", "1e-12", "--output-dir", out]
+        if folder:
+            args += ["--checkpoint-dir", folder, "--checkpoint-every", "0"]
+        return args
+
+    @staticmethod
+    def read(out):
+        with h5py.File(os.path.join(out, "radiosity.h5"), "r") as f:
+            attrs = {k: v for k, v in f["radiosity"].attrs.items() if k != "ranks"}
+            return f["radiosity/B"][...], f["radiosity/residual"][...], attrs
+
+    def stopped_during_the_solve(self, folder, out, ranks=2):
+        """A run with checkpoints, once its solve has kept the iterate of a sweep past the fifth."""
+        proc = self.start(self.job(out, folder), ranks)
+        solve_json = os.path.join(folder, "solve.json")
+        self.wait_for(proc, lambda: kept_sweep(solve_json) >= 5, "the iterate of the fifth sweep")
+        return proc
+
+    def restart(self, out, folder, ranks):
+        proc = run(self.job(out, folder) + ["--restart"], ranks=ranks, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        self.assertEqual(sorted(os.listdir(folder)), [], "the checkpoint outlived the complete outputs")
+        return [line for line in program_stderr_lines(proc.stderr) if "restart:" in line]
+
+    def assertAsNeverStopped(self, out, ranks=2):
+        B, residual, attrs = self.read(out)
+        want_B, want_residual, want_attrs = self.reference[ranks]
+        self.assertTrue(np.array_equal(B, want_B), "B differs from the uninterrupted run's")
+        self.assertTrue(np.array_equal(residual, want_residual), "the residual history differs")
+        self.assertEqual(attrs, want_attrs)
+
+    def test_killed_during_the_solve_restarted_on_2_ranks(self):
+        out, folder = self.path("out"), self.path("checkpoint")
+        proc = self.stopped_during_the_solve(folder, out)
+        self.kill(proc)
+        kept = kept_sweep(os.path.join(folder, "solve.json"))
+        self.assertLess(kept, self.reference[2][2]["iterations"], "the solve ended before it was killed")
+        said = self.restart(out, folder, 2)
+        self.assertIn("nothing left to compute", said[0])
+        self.assertEqual(len(said), 2, said)
+        self.assertIn("before sweep %d; continuing the solve" % kept, said[1])
+        self.assertAsNeverStopped(out)
+
+    def test_restarted_on_1_rank_solves_from_the_beginning(self):
+        out, folder = self.path("out"), self.path("checkpoint")
+        self.kill(self.stopped_during_the_solve(folder, out))
+        said = self.restart(out, folder, 1)
+        self.assertEqual(len(said), 2, said)
+        self.assertIn("another solve (ranks (2 there, 1 here)", said[1])
+        self.assertIn("solving from B = E", said[1])
+        B, _, attrs = self.read(out)
+        self.assertEqual(attrs["converged"], 1)
+        # Another split of the rows makes other Gauss-Seidel iterates: the same solution, to the tolerance.
+        want = self.reference[2][0]
+        self.assertLess(np.max(np.abs(B - want)) / np.max(np.abs(want)), 1e-9)
+
+    def test_sigterm_during_the_solve_keeps_the_iterate_then_stops(self):
+        # One process without a launcher: the signal reaches the program itself (mpirun would handle it first).
+        out, folder = self.path("out"), self.path("checkpoint")
+        proc = self.stopped_during_the_solve(folder, out, None)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 143, err)
+        said = [line for line in program_stderr_lines(err) if "SIGTERM" in line]
+        self.assertEqual(len(said), 1, err)
+        kept = kept_sweep(os.path.join(folder, "solve.json"))
+        self.assertIn("iterate before sweep %d" % kept, said[0])
+        self.assertIn("--restart", said[0])
+        self.assertFalse(os.path.exists(os.path.join(out, "radiosity.h5")))
+        self.assertEqual([name for name in os.listdir(folder) if name.endswith(".partial")], [])
+        said = self.restart(out, folder, None)
+        self.assertIn("before sweep %d; continuing the solve" % kept, said[1])
+        self.assertAsNeverStopped(out, None)
 
 if __name__ == "__main__":
     sys.exit(test_cli.run_tests(__file__))
