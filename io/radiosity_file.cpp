@@ -195,6 +195,21 @@ void RadiosityFileWriter::WritePathTrace(const std::vector<double> &radiance, co
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(group, k, v);
 }
 
+void RadiosityFileWriter::WritePatchValues(const std::string &group,
+                                           const std::vector<std::pair<std::string, std::vector<double>>> &values,
+                                           const Attributes &attributes) {
+  int rank = 0;
+  MPI_Comm_rank(comm_, &rank);
+  H5Handle g(RAD_H5(H5Gcreate2(file_, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  for (const auto &[name, v] : values) {
+    unsigned long long n = v.size();  // every rank creates the dataset with rank 0's shape
+    MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_);
+    WriteFromRankZero(g, name.c_str(), H5T_IEEE_F64LE, {hsize_t(n)}, v.data(), H5T_NATIVE_DOUBLE, rank == 0);
+  }
+  for (const auto &[k, v] : attributes.strings) WriteStringAttribute(g, k, v);
+  for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(g, k, v);
+}
+
 void RadiosityFileWriter::WriteFileAttributes(const Attributes &attributes) {
   for (const auto &[k, v] : attributes.strings) WriteStringAttribute(file_, k, v);
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(file_, k, v);

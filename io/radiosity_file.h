@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "formfactor/form_factor_rows.h"
@@ -53,6 +54,10 @@ class RadiosityFileWriter {
   // lightmap UV times the resolution); the attributes (resolution, pages, texel size, gutter) go on /lightmap.
   void WriteLightmapTexels(const std::vector<int32_t> &pageColumnRow, const std::vector<float> &uv,
                            const Attributes &attributes);
+  // Collective; rank 0 supplies the data. Per patch values, each a float64 [n] dataset of the group `group`
+  // (`radiosity thermal`: /thermal/radiosity, heat_flux, ...), and the group's attributes.
+  void WritePatchValues(const std::string &group, const std::vector<std::pair<std::string, std::vector<double>>> &values,
+                        const Attributes &attributes);
   // Collective: attributes of the file itself (root group), e.g. the input scene.
   void WriteFileAttributes(const Attributes &attributes);
 

@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
     const std::vector<std::pair<std::string, rad::CommandRunner>> commands = {
         {"formfactors", rad::AddFormFactorsCommand(app)},
         {"solve", rad::AddSolveCommand(app)},
+        {"thermal", rad::AddThermalCommand(app)},
         {"render", rad::AddRenderCommand(app)},
         {"run", rad::AddRunCommand(app)},
         {"info", rad::AddInfoCommand(app)},

@@ -21,5 +21,6 @@ CommandRunner AddExportCommand(CLI::App &app);
 CommandRunner AddPathTraceCommand(CLI::App &app);
 CommandRunner AddVplCommand(CLI::App &app);
 CommandRunner AddValidateCommand(CLI::App &app);
+CommandRunner AddThermalCommand(CLI::App &app);
 
 }  // namespace rad

@@ -174,6 +174,16 @@ struct FormFactorRows {
     for (size_t k = begin; k < end; ++k) sum += Value(k);
     return sum + links.Sum(r);
   }
+  // Local row r's entries against x (one value per patch), in column order; the far links are not read.
+  double RowDot(size_t r, const double *x) const {
+    double sum = 0;
+    if (IsDense()) {
+      for (long long j = 0; j < n; ++j) sum += Value(r * size_t(n) + size_t(j)) * x[j];
+    } else {
+      for (long long k = indptr[r]; k < indptr[r + 1]; ++k) sum += Value(size_t(k)) * x[columns[size_t(k)]];
+    }
+    return sum;
+  }
   // Bytes the entries take (with the CSR index arrays).
   double StoredBytes() const {
     return double(f64.size()) * sizeof(double) + double(f32.size()) * sizeof(float) +
