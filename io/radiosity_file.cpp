@@ -1,7 +1,12 @@
 #include "io/radiosity_file.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
+#include <sstream>
+
+#include "util/agree.h"
 
 namespace rad {
 
@@ -87,6 +92,18 @@ void RadiosityFileWriter::WritePatches(const std::vector<Patch> &patches) {
   WriteFromRankZero(group, "face", H5T_STD_I64LE, {n}, face.data(), H5T_NATIVE_LLONG, r0);
   WriteFromRankZero(group, "reflectance", H5T_IEEE_F64LE, {n, 3}, reflectance.data(), H5T_NATIVE_DOUBLE, r0);
   WriteFromRankZero(group, "emission", H5T_IEEE_F64LE, {n, 3}, emission.data(), H5T_NATIVE_DOUBLE, r0);
+  // For XDMF readers, which take points and cells as flat arrays: each patch's four corners as points (a
+  // triangle's third twice), and the patch as the quadrilateral of its own four points.
+  std::vector<long long> cells(4 * n);
+  for (size_t k = 0; k < cells.size(); ++k) cells[k] = (long long)k;
+  H5Handle xdmf(RAD_H5(H5Gcreate2(file_, "xdmf", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  WriteFromRankZero(xdmf, "points", H5T_IEEE_F64LE, {4 * n, 3}, corners.data(), H5T_NATIVE_DOUBLE, r0);
+  WriteFromRankZero(xdmf, "cells", H5T_STD_I64LE, {n, 4}, cells.data(), H5T_NATIVE_LLONG, r0);
+  patchCount_ = (long long)n;
+  cellFields_.push_back({"/patches/area", 1});
+  cellFields_.push_back({"/patches/face", 1});
+  cellFields_.push_back({"/patches/reflectance", 3});
+  cellFields_.push_back({"/patches/emission", 3});
 }
 
 void ForEachRowBlock(MPI_Comm comm, hid_t dset, long long n, size_t bytesPerValue, const std::vector<long long> &rows,
@@ -164,6 +181,7 @@ void RadiosityFileWriter::WriteRadiosity(const std::vector<double> &radiance, co
                     H5T_NATIVE_DOUBLE, rank == 0);
   for (const auto &[k, v] : attributes.strings) WriteStringAttribute(group, k, v);
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(group, k, v);
+  cellFields_.push_back({"/radiosity/B", 3});
 }
 
 void RadiosityFileWriter::WriteLightmapTexels(const std::vector<int32_t> &pageColumnRow, const std::vector<float> &uv,
@@ -200,11 +218,14 @@ void RadiosityFileWriter::WritePatchValues(const std::string &group,
                                            const Attributes &attributes) {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
-  H5Handle g(RAD_H5(H5Gcreate2(file_, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
+  const bool exists = H5Lexists(file_, group.c_str(), H5P_DEFAULT) > 0;  // e.g. /formfactors, with F in it
+  H5Handle g(exists ? RAD_H5(H5Gopen2(file_, group.c_str(), H5P_DEFAULT))
+                    : RAD_H5(H5Gcreate2(file_, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)));
   for (const auto &[name, v] : values) {
     unsigned long long n = v.size();  // every rank creates the dataset with rank 0's shape
     MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, comm_);
     WriteFromRankZero(g, name.c_str(), H5T_IEEE_F64LE, {hsize_t(n)}, v.data(), H5T_NATIVE_DOUBLE, rank == 0);
+    cellFields_.push_back({"/" + group + "/" + name, 1});
   }
   for (const auto &[k, v] : attributes.strings) WriteStringAttribute(g, k, v);
   for (const auto &[k, v] : attributes.numbers) WriteDoubleAttribute(g, k, v);
@@ -241,6 +262,42 @@ void RadiosityFileWriter::Commit() {
   file_.Reset();
   H5garbage_collect();
   partial_.Commit();
+  if (patchCount_ >= 0) WriteXdmf();
+}
+
+std::string XdmfPath(const std::string &hdf5Path) {
+  const std::filesystem::path path(hdf5Path);
+  if (path.extension() == ".h5" || path.extension() == ".hdf5") return std::filesystem::path(path).replace_extension(".xmf").string();
+  return hdf5Path + ".xmf";
+}
+
+void RadiosityFileWriter::WriteXdmf() const {
+  const std::string file = std::filesystem::path(partial_.Path()).filename().string();  // beside it: relative
+  const long long n = patchCount_;
+  auto item = [&](const std::string &dims, const char *type, const std::string &path) {
+    return "<DataItem Dimensions=\"" + dims + "\" NumberType=\"" + type + "\" Precision=\"8\" Format=\"HDF\">" + file +
+           ":" + path + "</DataItem>";
+  };
+  std::ostringstream x;
+  x << "<?xml version=\"1.0\" ?>\n"
+    << "<!-- The patches of " << file << " for ParaView and VisIt (XDMF 3): each patch a quadrilateral of its four "
+       "corners (a triangle repeats its third), per-patch datasets as cell data. -->\n"
+    << "<Xdmf Version=\"3.0\">\n <Domain>\n  <Grid Name=\"patches\" GridType=\"Uniform\">\n"
+    << "   <Topology TopologyType=\"Quadrilateral\" NumberOfElements=\"" << n << "\">\n    "
+    << item(std::to_string(n) + " 4", "Int", "/xdmf/cells") << "\n   </Topology>\n"
+    << "   <Geometry GeometryType=\"XYZ\">\n    " << item(std::to_string(4 * n) + " 3", "Float", "/xdmf/points")
+    << "\n   </Geometry>\n";
+  for (const CellField &field : cellFields_) {
+    std::string name = field.path.substr(1);
+    std::replace(name.begin(), name.end(), '/', '_');  // "radiosity_B", "thermal_heat_flux"
+    const bool integer = field.path == "/patches/face";
+    x << "   <Attribute Name=\"" << name << "\" AttributeType=\"" << (field.components == 3 ? "Vector" : "Scalar")
+      << "\" Center=\"Cell\">\n    "
+      << item(std::to_string(n) + (field.components == 3 ? " 3" : ""), integer ? "Int" : "Float", field.path)
+      << "\n   </Attribute>\n";
+  }
+  x << "  </Grid>\n </Domain>\n</Xdmf>\n";
+  OnRankZero(comm_, [&] { WriteFileAtomically(XdmfPath(partial_.Path()), x.str(), "the XDMF description"); });
 }
 
 }  // namespace rad

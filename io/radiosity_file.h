@@ -61,18 +61,32 @@ class RadiosityFileWriter {
   // Collective: attributes of the file itself (root group), e.g. the input scene.
   void WriteFileAttributes(const Attributes &attributes);
 
-  // Collective: writes `complete` = 1, closes, renames into place.
+  // Collective: writes `complete` = 1, closes, renames into place. A file with /patches also gets an XDMF
+  // description beside it (XdmfPath), so that ParaView and VisIt open the patches with their per-patch
+  // datasets as cell data.
   void Commit();
 
   // The open file, for writers of further groups (e.g. the CSR form factors of `export`).
   hid_t File() const { return file_; }
 
  private:
+  // A per-patch dataset the XDMF file shows: its path and its values per patch (1 or 3).
+  struct CellField {
+    std::string path;
+    int components;
+  };
+  void WriteXdmf() const;
+
   MPI_Comm comm_;
+  long long patchCount_ = -1;  // set by WritePatches
+  std::vector<CellField> cellFields_;
   CollectivePartialFile partial_;
   H5WriteGuard guard_;  // a failed write fails the file (Commit), not the job
   H5Handle file_;
 };
+
+// The XDMF file written beside an HDF5 file of patches: "F.h5" -> "F.xmf" (another name: ".xmf" appended).
+std::string XdmfPath(const std::string &hdf5Path);
 
 // Collective: calls io(fileSpace, memSpace, collectiveTransfer, begin, count) for each block of this rank's rows
 // [begin, begin + count) of an n x n dataset, in blocks of at most ~256 MiB (`bytesPerValue` per element), with

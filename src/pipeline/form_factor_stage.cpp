@@ -637,6 +637,12 @@ void FormFactorJob::Run() {
   MPI_Allreduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&total, &gtotal, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   closure_ = ClosureStats{gmn, patchCount > 0 ? gtotal / double(patchCount) : 0, gmx};
+  {
+    std::vector<double> mine(size_t(patchCount), 0.0);
+    for (size_t r = 0; r < f_.RowCount(); ++r) mine[size_t(f_.rows[r])] = rowSums[r];
+    allRowSums_.assign(size_t(patchCount), 0.0);
+    MPI_Allreduce(mine.data(), allRowSums_.data(), int(patchCount), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  }
   if (Sparse() || Hemicube()) SummariseSparse(rowSums);
   // Exact entries are within --quadrature-tolerance (relative) each, float32 ones rounded once more; rays are
   // a few percent off.
@@ -661,6 +667,12 @@ void FormFactorJob::Run() {
 }
 
 void FormFactorJob::WriteFormFactors(RadiosityFileWriter &writer) const {
+  WriteFormFactorRows(writer);
+  // Every row's sum as held (far links included), for the XDMF view and for readers that want closure at a glance.
+  if (allRowSums_.size() == size_t(patchCount_)) writer.WritePatchValues("formfactors", {{"row_sum", allRowSums_}}, {});
+}
+
+void FormFactorJob::WriteFormFactorRows(RadiosityFileWriter &writer) const {
   Attributes a;
   a.strings["method"] =
       o_.visibility == VisibilityMethod::kRays

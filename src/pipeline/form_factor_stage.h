@@ -122,6 +122,8 @@ class FormFactorJob {
   FormFactorCounters counters_;  // this rank's
   FormFactorCounters totals_;    // all ranks' 
   ClosureStats closure_;
+  std::vector<double> allRowSums_;  // every patch's row sum of F, on every rank
+  void WriteFormFactorRows(RadiosityFileWriter &writer) const;  // /formfactors: F (dense or CSR) and attributes
   // The sparse operator's: the patch tree, this rank's candidate entries (an upper bound on its entries), the
   // counts of the walk (all ranks'), and each row's sky view factor (1 - its kept and dropped sums).
   std::shared_ptr<PatchTree> tree_;

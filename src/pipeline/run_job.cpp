@@ -120,7 +120,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   std::unique_ptr<LightmapLayout> lightmap;
   if (job->UsedMeshing().texelSize > 0)
     lightmap = std::make_unique<LightmapLayout>(job->LoadedScene(), job->UsedMeshing(), patches.size());
-  std::string written = "radiosity.h5,image.png,image.exr,timings.json,summary.txt";
+  std::string written = "radiosity.h5,radiosity.xmf,image.png,image.exr,timings.json,summary.txt";
   {
     ScopedPhase phase(exec.Timers(), "output I/O");
     RadiosityFileWriter writer(MPI_COMM_WORLD, radiosityPath);

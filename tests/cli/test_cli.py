@@ -317,7 +317,7 @@ class TestHdf5Layout(CliTestCase):
         Fs = read_f(s)
         self.assertTrue(np.array_equal(Fs, Fd.astype(np.float32)),
                         "--precision float must store the double result rounded to float32")
-        self.assertEqual(sorted(os.listdir(self.tmp)), ["double.h5", "float.h5"],
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["double.h5", "double.xmf", "float.h5", "float.xmf"],
                          "no .partial or other file may be left behind")
 
 

@@ -305,7 +305,7 @@ class TestHostile(CliTestCase):
                      ["another radiosity run (process %d" % first.pid, "f.h5.lock"])
         _, stderr = first.communicate(timeout=300)
         self.assertEqual(first.returncode, 0, stderr)
-        self.assertEqual(sorted(n for n in os.listdir(self.tmp) if n.startswith("f.")), ["f.h5"])
+        self.assertEqual(sorted(n for n in os.listdir(self.tmp) if n.startswith("f.")), ["f.h5", "f.xmf"])
         # A lock left by a run that was killed (its process gone) is stale: taken over, and given back.
         stale = self.path("g.h5.lock")
         with open(stale, "w") as fh:

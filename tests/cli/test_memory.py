@@ -240,8 +240,8 @@ class TestJustEnoughMemory(MemoryTestCase):
                     self.assertIn("from --memory-limit", limit)
                     n = 17 * 16
                     self.assertAlmostEqual(f_mib, -(-n // (ranks or 1)) * n * 8 / 2.0 ** 20, delta=0.051)
-                    expected = ["F.h5"] if command == "formfactors" else [
-                        "image.exr", "image.png", "radiosity.h5", "summary.txt", "timings.json"]
+                    expected = ["F.h5", "F.xmf"] if command == "formfactors" else [
+                        "image.exr", "image.png", "radiosity.h5", "radiosity.xmf", "summary.txt", "timings.json"]
                     self.assertEqual(sorted(os.listdir(out_dir)), expected)
 
     def test_default_limit_is_the_nodes_memory(self):
