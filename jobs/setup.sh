@@ -9,11 +9,13 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools libembree-dev libtbb-dev
           libcli11-dev libgtest-dev libgmock-dev libtinyobjloader-dev libstb-dev libtinyexr-dev nlohmann-json3-dev
           libassimp-dev python3-numpy python3-h5py python3-matplotlib python3-scipy)
-# Only for the tests that run the batch scripts against a throw-away Slurm (tests/cli/test_slurm.py), that fuzz
-# the readers with clang's libFuzzer (jobs/fuzz.sh), and that install the Python package into a venv and read the
-# XDMF files with meshio (python/tests/test_package.py): installed where this script can install packages,
-# otherwise those tests are skipped (a cluster has its own Slurm).
-testPackages=(slurm-wlm munge clang libclang-rt-14-dev python3-meshio python3-venv python3-pip python3-setuptools)
+# Optional, for the tests that run the batch scripts against a throw-away Slurm (tests/cli/test_slurm.py), fuzz
+# the readers with clang's libFuzzer (jobs/fuzz.sh), install the Python package into a venv and read the XDMF
+# files with meshio (python/tests/test_package.py); and PETSc, which the build uses for --solver gmres when it is
+# there. Installed where this script can install packages; otherwise those tests are skipped (a cluster has its
+# own Slurm) and --solver gmres is refused.
+testPackages=(slurm-wlm munge clang libclang-rt-14-dev python3-meshio python3-venv python3-pip python3-setuptools
+              petsc-dev)
 missing=()
 missingOptional=()
 if command -v dpkg-query >/dev/null 2>&1; then

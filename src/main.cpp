@@ -8,6 +8,7 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "solver/krylov_solver.h"
 #include "cli/options.h"
 #include "io/hdf5_util.h"
 #include "pipeline/backend.h"
@@ -48,7 +49,11 @@ int main(int argc, char **argv) {
     try {
       app.parse(argc, argv);
       if (version) {
-        if (rank == 0) std::printf("radiosity %s\n%s\n", RAD_VERSION, rad::BackendsDescription().c_str());
+        if (rank == 0) {
+          const std::string krylov = rad::KrylovSolversVersion();
+          std::printf("radiosity %s\n%s\nsolvers: jacobi, gauss-seidel%s\n", RAD_VERSION,
+                      rad::BackendsDescription().c_str(), krylov.empty() ? "" : (", gmres (" + krylov + ")").c_str());
+        }
       } else {
         for (const auto &[name, run] : commands)
           if (app.get_subcommand(name)->parsed()) code = run();
@@ -75,6 +80,7 @@ int main(int argc, char **argv) {
       RAD_FATAL(std::string("unexpected exception: ") + e.what());
     }
   }
+  rad::FinalizeKrylovSolvers();  // PETSc's, if a Krylov solve started it (its -log_view report)
   MPI_Finalize();
   return code;
 }

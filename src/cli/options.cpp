@@ -192,8 +192,13 @@ void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool tolera
 }
 
 void AddSolveStepOptions(CLI::App &cmd, SolveStepOptions &o) {
-  AddChoice(cmd, "--solver", o.solver, {{"gauss-seidel", SolverMethod::kGaussSeidel}, {"jacobi", SolverMethod::kJacobi}},
-            "gauss-seidel (rank-local Gauss-Seidel sweeps, Jacobi between ranks) or jacobi");
+  AddChoice(cmd, "--solver", o.solver,
+            {{"gauss-seidel", SolverMethod::kGaussSeidel}, {"jacobi", SolverMethod::kJacobi}, {"gmres", SolverMethod::kGmres}},
+            "gauss-seidel (rank-local Gauss-Seidel sweeps, Jacobi between ranks), jacobi, or gmres (PETSc's Krylov "
+            "solvers, for reflectances near 1; on the CPU)");
+  cmd.add_option("--petsc-options", o.petscOptions,
+                 "With --solver gmres: PETSc's options, e.g. \"-ksp_type bcgs -pc_type none -ksp_monitor -log_view\" "
+                 "(the PETSC_OPTIONS environment variable works too)");
   cmd.add_option("--tolerance", o.tolerance, "Stop when max|E - (I - rho F) B| / max|E| is below this")
       ->capture_default_str()->check(CLI::Range(1e-15, 1.0));
   cmd.add_option("--max-iterations", o.maxIterations, "Give up (exit code 3) after this many iterations")

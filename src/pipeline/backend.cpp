@@ -132,6 +132,7 @@ void ComputeFormFactorRows(Backend backend, const Scene &scene, const Meshing &m
 
 SolverResult SolveRadiosityOn(Backend backend, MPI_Comm comm, const LocalSystem &system, const SolverOptions &options,
                               PhaseTimers &timers) {
+  if (options.method == SolverMethod::kGmres) return SolveRadiosity(comm, system, options, timers);  // PETSc's, on the CPU
   if (backend == Backend::kGpu) return SolveRadiosityGpu(comm, system, options, timers);  // dense or CSR rows
   return SolveRadiosity(comm, system, options, timers);
 }

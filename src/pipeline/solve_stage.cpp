@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "pipeline/execution.h"
+#include "solver/krylov_solver.h"
 #include "util/error.h"
 
 namespace rad {
@@ -30,6 +31,7 @@ SolverResult SolveStep(const SolveStepOptions &o, const std::vector<Patch> &patc
     }
   SolverOptions options = SolverOptionsFor(o, quiet);
   options.keeper = keeper;
+  if (o.solver == SolverMethod::kGmres) SetPetscOptions(o.petscOptions);
   SolverResult result = SolveRadiosityOn(o.backend, MPI_COMM_WORLD, system, options, timers);
   timers.SetCounter("solver sweeps", WorldRank() == 0 ? result.sweeps : 0);
   if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: solve (%s): %s\n", SolverMethodName(o.solver), result.message.c_str());
@@ -41,6 +43,7 @@ Attributes SolverAttributes(const SolveStepOptions &o, const SolverResult &resul
   Attributes a;
   a.strings["solver"] = SolverMethodName(o.solver);
   a.strings["status"] = result.message;
+  if (o.solver == SolverMethod::kGmres && !o.petscOptions.empty()) a.strings["petsc_options"] = o.petscOptions;
   a.numbers["tolerance"] = o.tolerance;
   a.numbers["max_iterations"] = o.maxIterations;
   a.numbers["iterations"] = result.iterations;

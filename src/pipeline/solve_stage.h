@@ -17,6 +17,7 @@ struct SolveStepOptions {
   SolverMethod solver = SolverMethod::kGaussSeidel;
   double tolerance = 1e-6;
   int maxIterations = 1000;
+  std::string petscOptions;  // --petsc-options (--solver gmres)
   Backend backend = Backend::kCpu;  // resolved by the command (--backend)
 };
 

@@ -11,6 +11,7 @@
 
 #include "solver/channel_vectors.h"
 #include "solver/csr_solver.h"
+#include "solver/krylov_solver.h"
 #include "solver/row_kernels.h"
 #include "solver/solve_iteration.h"
 #include "solver/solver_common.h"
@@ -22,11 +23,17 @@ namespace rad {
 SolverMethod ParseSolverMethod(const std::string &name) {
   if (name == "jacobi") return SolverMethod::kJacobi;
   if (name == "gauss-seidel") return SolverMethod::kGaussSeidel;
-  throw InputError("--solver must be 'jacobi' or 'gauss-seidel', not '" + name + "'");
+  if (name == "gmres") return SolverMethod::kGmres;
+  throw InputError("--solver must be 'jacobi', 'gauss-seidel' or 'gmres', not '" + name + "'");
 }
 
 const char *SolverMethodName(SolverMethod method) {
-  return method == SolverMethod::kJacobi ? "jacobi" : "gauss-seidel";
+  switch (method) {
+    case SolverMethod::kJacobi: return "jacobi";
+    case SolverMethod::kGaussSeidel: return "gauss-seidel";
+    case SolverMethod::kGmres: return "gmres";
+  }
+  return "?";
 }
 
 namespace {
@@ -231,6 +238,7 @@ class HostSweeps {
 }  // namespace
 
 SolverResult SolveRadiosity(MPI_Comm comm, const LocalSystem &s, const SolverOptions &options, PhaseTimers &timers) {
+  if (options.method == SolverMethod::kGmres) return SolveRadiosityKrylov(comm, s, options, timers);
   if (s.F->IsCsr()) return SolveRadiosityCsr(comm, s, options, timers);
   return IterateSolve(comm, s, options, timers, false, [&](const SolveSetup &setup) {
     return std::make_unique<HostSweeps>(comm, s, setup, options.method);

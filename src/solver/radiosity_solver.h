@@ -23,8 +23,9 @@
 
 namespace rad {
 
-enum class SolverMethod { kJacobi, kGaussSeidel };
-SolverMethod ParseSolverMethod(const std::string &name);  // "jacobi" | "gauss-seidel"; throws InputError
+// kGmres: PETSc's Krylov solvers (solver/krylov_solver.h), when the build has PETSc.
+enum class SolverMethod { kJacobi, kGaussSeidel, kGmres };
+SolverMethod ParseSolverMethod(const std::string &name);  // "jacobi" | "gauss-seidel" | "gmres"; throws InputError
 const char *SolverMethodName(SolverMethod method);
 
 // A rank's share of the system: its rows of F (not owned; row r of the block is global row F->rows[r]) and every
