@@ -13,9 +13,10 @@ packages=(build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev h
 # the readers with clang's libFuzzer (jobs/fuzz.sh), install the Python package into a venv and read the XDMF
 # files with meshio (python/tests/test_package.py); and PETSc, which the build uses for --solver gmres when it is
 # there. Installed where this script can install packages; otherwise those tests are skipped (a cluster has its
-# own Slurm) and --solver gmres is refused.
-testPackages=(slurm-wlm munge clang libclang-rt-14-dev python3-meshio python3-venv python3-pip python3-setuptools
-              petsc-dev)
+# own Slurm) and --solver gmres is refused. RAD_SETUP_TEST_TOOLS=0 leaves the test tools out (a container image).
+testPackages=(slurm-wlm munge clang libclang-rt-14-dev python3-meshio python3-venv python3-pip python3-setuptools)
+[ "${RAD_SETUP_TEST_TOOLS:-1}" = 1 ] || testPackages=()
+testPackages+=(petsc-dev)
 missing=()
 missingOptional=()
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -7,7 +7,14 @@
 #
 #   RAD_ROOT          repository root (default: the folder above jobs/; sbatch runs a copy of the script, so
 #                     submit from the repository root or set RAD_ROOT)
-#   RAD_EXE           the radiosity executable (default: $RAD_ROOT/build/radiosity)
+#   RAD_EXE           the radiosity executable (default: $RAD_ROOT/build/radiosity; with RAD_CONTAINER, its path
+#                     in the image, default radiosity on the image's PATH)
+#   RAD_CONTAINER     an Apptainer (or Singularity) image built from jobs/container/radiosity.def: every rank runs
+#                     `$RAD_APPTAINER exec [--nv] --bind <results folder, repository, working folder> IMAGE
+#                     radiosity ...` under the host's srun or mpirun (Apptainer's hybrid model: the host launches,
+#                     the image's Open MPI talks to it through PMIx); --nv when the job has GPUs
+#   RAD_APPTAINER     apptainer (default) or singularity
+#   RAD_CONTAINER_BIND  more folders to bind into the image, comma-separated (input scenes elsewhere)
 #   RAD_LAUNCHER      srun (default inside Slurm) or mpirun (default outside Slurm)
 #   RAD_SRUN_MPI      srun's MPI plugin (default pmix: Open MPI 4 and 5 speak PMIx; pmi2 for MPICH builds)
 #   RAD_SRUN_FLAGS    extra srun flags
@@ -58,7 +65,11 @@ if [ -n "${RAD_MODULES:-}" ]; then
   fi
 fi
 
-RAD_EXE=${RAD_EXE:-$RAD_ROOT/build/radiosity}
+if [ -n "${RAD_CONTAINER:-}" ]; then
+  RAD_EXE=${RAD_EXE:-radiosity}
+else
+  RAD_EXE=${RAD_EXE:-$RAD_ROOT/build/radiosity}
+fi
 if [ -n "${SLURM_JOB_ID:-}" ]; then
   RAD_IN_SLURM=1
   RAD_LAUNCHER=${RAD_LAUNCHER:-srun}
@@ -101,6 +112,21 @@ RadHasOption() {
 RAD_STARTED=""
 RAD_COMMAND=()
 
+# With RAD_CONTAINER, what runs radiosity inside the image (empty without): the folders a job reads and writes
+# bound at the same paths.
+RAD_IN_CONTAINER=()
+if [ -n "${RAD_CONTAINER:-}" ]; then
+  binds="$(cd "$RAD_RESULTS_DIR" && pwd),$RAD_ROOT,$PWD${RAD_CONTAINER_BIND:+,$RAD_CONTAINER_BIND}"
+  RAD_IN_CONTAINER=("${RAD_APPTAINER:-apptainer}" exec --bind "$binds")
+  if [ -n "${SLURM_GPUS_PER_TASK:-}${SLURM_GPUS:-}${SLURM_GPUS_ON_NODE:-}" ]; then RAD_IN_CONTAINER+=(--nv); fi
+  RAD_IN_CONTAINER+=("$RAD_CONTAINER")
+fi
+
+# The radiosity executable with arguments, on this process alone (queries such as --help), in the image if any.
+RadExe() {
+  "${RAD_IN_CONTAINER[@]}" "$RAD_EXE" "$@"
+}
+
 # Runs the command line "$@" (the executable first) on RAD_NTASKS ranks and records it.
 RadLaunch() {
   local launch=()
@@ -116,7 +142,7 @@ RadLaunch() {
     launch=(mpirun -n "$RAD_NTASKS" ${RAD_MPIRUN_FLAGS:---bind-to none})
     if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
   fi
-  RAD_COMMAND=("${launch[@]}" "$@")
+  RAD_COMMAND=("${launch[@]}" "${RAD_IN_CONTAINER[@]}" "$@")
   printf '%q ' "${RAD_COMMAND[@]}" >"$RAD_RESULTS_DIR/command.txt"
   echo >>"$RAD_RESULTS_DIR/command.txt"
   echo "job $RAD_JOB_NAME ($RAD_JOB_ID): $RAD_NTASKS rank(s) x ${RAD_THREADS:-default} thread(s), results in $RAD_RESULTS_DIR"
@@ -160,7 +186,16 @@ case "$RAD_LAUNCHER" in
   srun | mpirun) ;;
   *) echo "$0: RAD_LAUNCHER must be srun or mpirun, not '$RAD_LAUNCHER'" >&2; exit 2 ;;
 esac
-if [ ! -x "$RAD_EXE" ]; then
+if [ -n "${RAD_CONTAINER:-}" ]; then
+  if [ ! -f "$RAD_CONTAINER" ]; then
+    echo "$0: RAD_CONTAINER=$RAD_CONTAINER is not a file (build it: apptainer build radiosity.sif jobs/container/radiosity.def)" >&2
+    exit 2
+  fi
+  if ! command -v "${RAD_APPTAINER:-apptainer}" >/dev/null 2>&1; then
+    echo "$0: ${RAD_APPTAINER:-apptainer} not found (RAD_CONTAINER needs Apptainer or Singularity; set RAD_APPTAINER)" >&2
+    exit 2
+  fi
+elif [ ! -x "$RAD_EXE" ]; then
   echo "$0: $RAD_EXE is not an executable: build first (bash jobs/setup.sh) or set RAD_EXE" >&2
   exit 2
 fi

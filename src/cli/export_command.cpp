@@ -21,8 +21,15 @@ CommandRunner AddExportCommand(CLI::App &app) {
       ->required();
   cmd->add_option("--format", o->format,
                   "mtx (MatrixMarket coordinate), petsc (PETSc binary for MatLoad), raw (the paper's int32 N + N*N "
-                  "float64), csr (HDF5: /formfactors/indptr, indices, data)")
-      ->required()->check(CLI::IsMember({"mtx", "petsc", "raw", "csr"}));
+                  "float64), csr (HDF5: /formfactors/indptr, indices, data); or the view factors between groups of "
+                  "patches (--groups): groups (a CSV matrix), energyplus (ZoneProperty:UserViewFactors:"
+                  "BySurfaceName for --zone)")
+      ->required()->check(CLI::IsMember({"mtx", "petsc", "raw", "csr", "groups", "energyplus"}));
+  cmd->add_option("--groups", o->groups,
+                  "groups and energyplus: the patches of each input polygon ('polygon', named \"polygon K\") or of "
+                  "each material ('material', with --input; name a material after each EnergyPlus surface)")
+      ->capture_default_str()->check(CLI::IsMember({"polygon", "material"}));
+  cmd->add_option("--zone", o->zone, "energyplus: the Zone or ZoneList name the view factors are for");
   cmd->add_option("--output", o->output, "File to write (written as OUTPUT.partial, renamed when complete)")
       ->required();
   cmd->add_option("--drop-below", o->dropBelow,

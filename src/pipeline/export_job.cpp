@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 
 #include "formfactor/far_links.h"
 #include "pipeline/formfactor_source.h"
@@ -18,7 +19,9 @@
 #include "io/radiosity_file.h"
 #include "io/radiosity_file_reader.h"
 #include "io/raw_matrix.h"
+#include "pipeline/patch_groups.h"
 #include "pipeline/scene_stamp.h"
+#include "util/atomic_file.h"
 #include "io/sparse_rows.h"
 #include "util/agree.h"
 #include "util/error.h"
@@ -85,6 +88,61 @@ Attributes SourceAttributes(const std::string &path) {
 
 }  // namespace
 
+// --format groups|energyplus: the view factors between groups of patches (patch_groups.h), written by rank 0.
+static int ExportGroupViewFactors(const ExportJobOptions &o, const FormFactorInput &in) {
+  const PatchGrouping grouping = ParsePatchGrouping(o.groups);
+  Scene scene;
+  if (grouping == PatchGrouping::kMaterial) {
+    if (o.input.files.empty()) throw InputError("--groups material needs --input: the scene whose materials name the groups");
+    scene = LoadSceneInput(o.input);
+  }
+  const PatchGroups groups = GroupPatches(grouping, in.patches, &scene, o.input.Label());
+  const size_t k = groups.names.size();
+  constexpr size_t kMostGroups = 4096;  // K^2 sums of 16 bytes on every rank: 256 MiB
+  if (k > kMostGroups)
+    throw InputError(o.formfactors + ": " + std::to_string(k) + " groups (--groups " + o.groups + ") would need " +
+                     FormatBytes(16.0 * double(k) * double(k)) + " per rank for their sums; at most " +
+                     std::to_string(kMostGroups) + " (group by material)");
+  const std::vector<double> G = GroupViewFactors(MPI_COMM_WORLD, in.f, in.patches, groups);
+  std::ostringstream out;
+  out.precision(17);
+  if (o.format == "groups") {
+    out << "# view factors between groups of patches (--groups " << o.groups << "): row a, column b = the share of "
+        << "what leaves group a that reaches group b (area-weighted over a's patches); source " << o.formfactors << "\n";
+    out << "group,area";
+    for (const std::string &name : groups.names) out << ",\"" << name << '"';
+    out << "\n";
+    for (size_t a = 0; a < k; ++a) {
+      out << '"' << groups.names[a] << "\"," << groups.area[a];
+      for (size_t b = 0; b < k; ++b) out << ',' << G[a * k + b];
+      out << "\n";
+    }
+  } else {
+    if (o.zone.empty()) throw InputError("--format energyplus needs --zone: the Zone or ZoneList the surfaces are in");
+    out << "! View factors between the surfaces of " << o.zone << " (radiosity export --groups " << o.groups
+        << ", from " << o.formfactors << "); each surface is a group of patches\n";
+    out << "ZoneProperty:UserViewFactors:BySurfaceName,\n  " << o.zone << ",  !- Zone or ZoneList Name\n";
+    for (size_t a = 0; a < k; ++a)
+      for (size_t b = 0; b < k; ++b)
+        out << "  " << groups.names[a] << ", " << groups.names[b] << ", " << G[a * k + b]
+            << (a + 1 == k && b + 1 == k ? ";" : ",") << "  !- from, to, view factor\n";
+  }
+  OnRankZero(MPI_COMM_WORLD, [&] { WriteFileAtomically(o.output, out.str(), "the view factors between groups"); });
+  if (WorldRank() == 0) {
+    double least = HUGE_VAL, most = -HUGE_VAL;
+    for (size_t a = 0; a < k; ++a) {
+      double sum = 0;
+      for (size_t b = 0; b < k; ++b) sum += G[a * k + b];
+      least = std::min(least, sum);
+      most = std::max(most, sum);
+    }
+    std::printf("export: %s -> %s (%s): %zu groups (--groups %s), row sums %.9g to %.9g\n", o.formfactors.c_str(),
+                o.output.c_str(), o.format.c_str(), k, o.groups.c_str(), least, most);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int RunExportJob(const ExportJobOptions &o) {
   const int rank = WorldRank();
   std::vector<NamedPath> inputs = SceneInputPaths(o.input.files, o.input.materials);
@@ -94,6 +152,8 @@ int RunExportJob(const ExportJobOptions &o) {
   CheckOutputPath("--output", o.output);
   if (!std::isfinite(o.dropBelow) || o.dropBelow < 0)
     throw InputError("--drop-below must be a finite number >= 0, not " + std::to_string(o.dropBelow));
+  if (o.dropBelow > 0 && (o.format == "groups" || o.format == "energyplus"))
+    throw InputError("--drop-below applies to the matrix formats, not to the view factors between groups");
   if (!o.precision.empty() && o.format != "csr")
     throw InputError("--precision applies to --format csr only (mtx and petsc store float64, as does raw)");
 
@@ -134,6 +194,7 @@ int RunExportJob(const ExportJobOptions &o) {
     }
     ExpandFarLinks(in.f);
   }
+  if (o.format == "groups" || o.format == "energyplus") return ExportGroupViewFactors(o, in);
   const long long n = in.PatchCount();
   const ExportRows rows = SparseView(in.f, BlockBegin(n, rank, WorldSize()), o.dropBelow);
   const RowCounts counts = CountRows(rows);

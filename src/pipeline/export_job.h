@@ -11,6 +11,7 @@ namespace rad {
 
 struct ExportJobOptions {
   std::string formfactors, format, output, precision;
+  std::string groups = "polygon", zone;  // --format groups|energyplus
   SceneInput input;
   Meshing meshing;
   double dropBelow = 0;

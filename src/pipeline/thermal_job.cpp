@@ -9,6 +9,7 @@
 #include "io/radiosity_file.h"
 #include "pipeline/formfactor_source.h"
 #include "pipeline/outputs.h"
+#include "pipeline/patch_groups.h"
 #include "pipeline/thermal_properties.h"
 #include "util/agree.h"
 #include "util/atomic_file.h"
@@ -20,22 +21,6 @@
 namespace rad {
 
 namespace {
-
-// Per patch, the scene material it takes (through the input polygon it came from).
-std::vector<int> MaterialOfPatches(const Scene &scene, const std::vector<Patch> &patches, const std::string &input) {
-  std::vector<int> ofPolygon(size_t(std::max(scene.polygonCount, 0)), -1);
-  for (const Face &face : scene.faces)
-    if (face.polygon >= 0 && size_t(face.polygon) < ofPolygon.size()) ofPolygon[size_t(face.polygon)] = face.material;
-  std::vector<int> out(patches.size());
-  for (size_t i = 0; i < patches.size(); ++i) {
-    const int polygon = patches[i].polygon;
-    if (polygon < 0 || size_t(polygon) >= ofPolygon.size() || ofPolygon[size_t(polygon)] < 0)
-      throw InputError(input + ": patch " + std::to_string(i) + " comes from polygon " + std::to_string(polygon) +
-                       ", which this scene does not have (are the form factors of another scene?)");
-    out[i] = ofPolygon[size_t(polygon)];
-  }
-  return out;
-}
 
 // Per material with patches: how many, their area, heat rate and temperatures.
 struct MaterialTotals {

@@ -12,6 +12,9 @@ opposed rectangles) and the closed-box identity, not from the program.
     q = sigma (T1^4 - T2^4) / (1/e1 + 1/e2 - 1) within 1 %, and the three-surface closed form exactly.
   - A face of fixed net heat flux in a cube of black walls at a fixed temperature: its temperature is
     (T_w^4 + q / (e sigma))^(1/4), with F as dense rows and as the sparse operator's CSR rows.
+  - `export --format groups` (by material, 1 and 2 ranks: the same bytes) and `--format energyplus` (by polygon)
+    on a cube of 16 patches a face: Howell's C-11 and the closed-box identity for the faces and for the four sides
+    as one group, row sums 1, reciprocity.
   - The per-material CSV's heat rates are the sums of the patches' A q; refusals (a material without properties,
     two conditions for one material, no fixed temperature) exit 2 with one line naming the file.
 
@@ -177,6 +180,61 @@ class TestThermal(CliTestCase):
             self.assertAlmostEqual(r["heat_flux"][0] / q0, 1, delta=1e-9)
             self.assertAlmostEqual(r["temperature"][0] / (tw ** 4 + q0 / (e * SIGMA)) ** 0.25, 1, delta=1e-9)
             self.assertAlmostEqual(float(np.sum(r["area"][1:] * r["heat_flux"][1:])) / -q0, 1, delta=1e-8)
+
+    def test_view_factors_between_groups_as_csv_and_for_energyplus(self):
+        # The cube of 16 patches a face: by material (hot face, cold face, four sides) and by polygon (the faces).
+        obj = box_obj(1.0, 1.0, ["hot", "cold"] + ["side"] * 4, "cube.mtl")
+        with open(self.path("cube.mtl"), "w") as fh:
+            fh.write("".join("newmtl %s\nKd 0.5 0.5 0.5\n" % m for m in ("hot", "cold", "side")))
+        with open(self.path("cube.obj"), "w") as fh:
+            fh.write(obj)
+        F = self.path("cube16.h5")
+        proc = run(["formfactors", "--input", self.path("cube.obj"), "--subdiv", "2", "--quadrature-tolerance", "1e-11",
+                    "--output", F, "--quiet"], ranks=2, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        opposite, adjacent = f_parallel(1, 1, 1), (1 - f_parallel(1, 1, 1)) / 4
+        tables = {}
+        for ranks in (None, 2):
+            out = self.path("groups_%s.csv" % ranks)
+            proc = run(["export", "--formfactors", F, "--format", "groups", "--groups", "material", "--input",
+                        self.path("cube.obj"), "--output", out], ranks=ranks, cwd=self.tmp)
+            self.assertEqual(proc.returncode, 0, describe(proc))
+            with open(out) as fh:
+                tables[ranks] = fh.read()
+        self.assertEqual(tables[None], tables[2], "the group sums differ with the rank count")
+        rows = list(csv.reader(line for line in tables[2].splitlines() if not line.startswith("#")))
+        self.assertEqual(rows[0], ["group", "area", "hot", "cold", "side"])
+        G = {r[0]: dict(zip(rows[0][2:], map(float, r[2:]))) for r in rows[1:]}
+        area = {r[0]: float(r[1]) for r in rows[1:]}
+        self.assertAlmostEqual(area["side"], 4.0, delta=1e-12)
+        self.assertAlmostEqual(G["hot"]["cold"], opposite, delta=1e-8)
+        self.assertAlmostEqual(G["hot"]["side"], 4 * adjacent, delta=1e-8)
+        self.assertAlmostEqual(G["side"]["side"], 2 * adjacent + opposite, delta=1e-8)  # a side sees 3 other sides
+        self.assertAlmostEqual(G["side"]["hot"], adjacent, delta=1e-8)
+        self.assertEqual(G["hot"]["hot"], 0.0)
+        for a in G:
+            self.assertAlmostEqual(sum(G[a].values()), 1, delta=1e-8)
+            for b in G:
+                self.assertAlmostEqual(area[a] * G[a][b], area[b] * G[b][a], delta=1e-12)
+
+        idf = self.path("cube.idf")
+        proc = run(["export", "--formfactors", F, "--format", "energyplus", "--zone", "Cube Zone", "--output", idf],
+                   ranks=2, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        with open(idf) as fh:
+            text = "".join(line.split("!")[0] for line in fh)
+        fields = [f.strip() for f in text.replace(";", ",").split(",") if f.strip()]
+        self.assertEqual(fields[0], "ZoneProperty:UserViewFactors:BySurfaceName")
+        self.assertEqual(fields[1], "Cube Zone")
+        triples = [fields[k:k + 3] for k in range(2, len(fields), 3)]
+        self.assertEqual(len(triples), 36)
+        self.assertTrue(text.rstrip().endswith(";"))
+        vf = {(a, b): float(v) for a, b, v in triples}
+        self.assertAlmostEqual(vf[("polygon 0", "polygon 1")], opposite, delta=1e-8)
+        self.assertAlmostEqual(vf[("polygon 0", "polygon 2")], adjacent, delta=1e-8)
+        proc = run(["export", "--formfactors", F, "--format", "energyplus", "--output", idf], cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertIn("--zone", proc.stderr)
 
     def test_refusals(self):
         scene, F = self.scene("cube", box_obj(1.0, 1.0, ["hot", "cold"] + ["side"] * 4, "cube.mtl"),
