@@ -27,28 +27,41 @@ constexpr const char *kFormat = "radiosity row checkpoint 1";
 
 }  // namespace
 
+bool ReadCheckpointText(MPI_Comm comm, const std::string &path, std::string &text) {
+  bool found = false;
+  OnRankZero(comm, [&] {
+    found = std::filesystem::exists(path);
+    if (!found) return;
+    std::ifstream in(path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw InputError(path + ": cannot read the checkpoint");
+  });
+  int flag = found ? 1 : 0;
+  RAD_MPI(MPI_Bcast(&flag, 1, MPI_INT, 0, comm));
+  BroadcastString(comm, text);
+  return flag != 0;
+}
+
+std::string IdentityDifferences(const Json &was, const KeyValues &identity) {
+  KeyValues there;
+  for (const auto &[key, value] : was.items()) there.emplace_back(key, value.get<std::string>());
+  for (const auto &[key, value] : identity)  // a key the checkpoint lacks differs too
+    if (was.find(key) == was.end()) there.emplace_back(key, "(none)");
+  return StampDifferences(there, identity);
+}
+
 RowCheckpoint::RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdentity job, long long n, bool talk)
     : comm_(comm), o_(std::move(options)), job_(std::move(job)), n_(n), talk_(talk) {
   json_ = JsonPathIn(o_.dir);
   RefuseUnlessRestarting(comm_, o_);
-  std::string text;
-  bool found = false;
   OnRankZero(comm_, [&] {
     std::error_code error;
     std::filesystem::create_directories(o_.dir, error);
     if (!std::filesystem::is_directory(o_.dir))
       throw InputError(o_.dir + ": cannot make the checkpoint folder" + (error ? " (" + error.message() + ")" : ""));
-    found = std::filesystem::exists(json_);
-    if (!found) return;
-    std::ifstream in(json_, std::ios::binary);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (!in.good() && !in.eof()) throw InputError(json_ + ": cannot read the checkpoint");
   });
-  int flag = found ? 1 : 0;
-  RAD_MPI(MPI_Bcast(&flag, 1, MPI_INT, 0, comm_));
-  found = flag != 0;
-  BroadcastString(comm_, text);
-  if (found) Read(text);
+  std::string text;
+  if (ReadCheckpointText(comm_, json_, text)) Read(text);
   else if (o_.restart && talk_)
     std::fprintf(stderr, "radiosity: restart: no checkpoint in %s yet; starting from the beginning\n", o_.dir.c_str());
   lastWrite_ = MPI_Wtime();
@@ -83,11 +96,7 @@ void RowCheckpoint::Read(const std::string &text) {
   try {
     if (!j.is_object() || j.value("format", "") != kFormat) refuse(std::string("not a checkpoint of this version (") + kFormat + ")");
     const long long patches = j.at("patches").get<long long>();
-    KeyValues was;
-    for (const auto &[key, value] : j.at("job").items()) was.emplace_back(key, value.get<std::string>());
-    for (const auto &[key, value] : job_)  // a key the checkpoint lacks differs too
-      if (j.at("job").find(key) == j.at("job").end()) was.emplace_back(key, "(none)");
-    std::string differ = StampDifferences(was, job_);  // the job's stamp holds the patch count
+    std::string differ = IdentityDifferences(j.at("job"), job_);  // the job's stamp holds the patch count
     if (differ.empty() && patches != n_) differ = "patches (" + std::to_string(patches) + " there)";
     if (!differ.empty())
       refuse("the checkpoint is of another job: " + differ + "; run that job's command with --restart, or remove "

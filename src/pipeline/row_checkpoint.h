@@ -17,6 +17,8 @@
 
 #include <mpi.h>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +38,14 @@ struct CheckpointOptions {
 
 // What F depends on, as (key, value): a checkpoint of another job is refused, naming the keys that differ.
 using JobIdentity = KeyValues;
+
+// What the checkpoints of the rows and of the solve (solve_checkpoint.h) share:
+// Collective: the text of the checkpoint file `path`, read by rank 0, on every rank; false (on every rank) when
+// there is none. InputError naming the file when it cannot be read.
+bool ReadCheckpointText(MPI_Comm comm, const std::string &path, std::string &text);
+// The keys of `identity` that the checkpoint's JSON object `was` gives another value, or lacks, as
+// "key (there, here), ..." ("" when none).
+std::string IdentityDifferences(const nlohmann::ordered_json &was, const KeyValues &identity);
 
 class RowCheckpoint {
  public:

@@ -10,7 +10,6 @@
 #include <fstream>
 #include <iterator>
 
-#include "io/formfactor_input.h"
 #include "util/agree.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -37,13 +36,6 @@ std::string RowSplit(MPI_Comm comm, const std::vector<long long> &myRows) {
 std::string Exact(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.17g", v);
-  return text;
-}
-
-std::string ReadWhole(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) throw InputError(path + ": cannot read the checkpoint");
   return text;
 }
 
@@ -83,15 +75,7 @@ std::string SolveCheckpoint::IteratePath(int k) const {
 const SolverIterate *SolveCheckpoint::Resume() {
   if (!o_.restart) return nullptr;
   std::string text;
-  bool found = false;
-  OnRankZero(comm_, [&] {
-    found = std::filesystem::exists(json_);
-    if (found) text = ReadWhole(json_);
-  });
-  int flag = found ? 1 : 0;
-  RAD_MPI(MPI_Bcast(&flag, 1, MPI_INT, 0, comm_));
-  if (!flag) return nullptr;
-  BroadcastString(comm_, text);
+  if (!ReadCheckpointText(comm_, json_, text)) return nullptr;
 
   auto refuse = [&](const std::string &why) {
     throw InputError(json_ + ": " + why + "; remove it to solve from the beginning");
@@ -102,11 +86,7 @@ const SolverIterate *SolveCheckpoint::Resume() {
     const Json j = Json::parse(text);
     if (!j.is_object() || j.value("format", "") != kFormat)
       refuse(std::string("not a solve checkpoint of this version (") + kFormat + ")");
-    KeyValues was;
-    for (const auto &[key, value] : j.at("solve").items()) was.emplace_back(key, value.get<std::string>());
-    for (const auto &[key, value] : identity_)
-      if (j.at("solve").find(key) == j.at("solve").end()) was.emplace_back(key, "(none)");
-    differ = StampDifferences(was, identity_);
+    differ = IdentityDifferences(j.at("solve"), identity_);
     state.iteration = j.at("iteration").get<int>();
     state.initialResidual = j.at("initial_residual").get<double>();
     state.residuals = j.at("residuals").get<std::vector<double>>();
@@ -128,7 +108,8 @@ const SolverIterate *SolveCheckpoint::Resume() {
   const std::string iterate = IteratePath(state.iteration);
   state.radiance.assign(3 * size_t(n_), 0.0);
   OnRankZero(comm_, [&] {
-    const std::string bytes = std::filesystem::exists(iterate) ? ReadWhole(iterate) : "";
+    std::ifstream in(iterate, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (bytes.size() != state.radiance.size() * sizeof(double))
       throw InputError(iterate + ": the solve checkpoint's iterate holds " + std::to_string(bytes.size()) +
                        " bytes, not the " + std::to_string(state.radiance.size() * sizeof(double)) + " of " +
