@@ -34,6 +34,8 @@ void Start() {
   int argc = 2;
   char **argv = args;
   Check(PetscInitialize(&argc, &argv, nullptr, nullptr), "PetscInitialize");
+  // PETSc's errors come back as codes, without its pages of diagnostics: the program says them in one line.
+  Check(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr), "PetscPushErrorHandler");
   started = true;
   if (!pendingOptions.empty() && PetscOptionsInsertString(nullptr, pendingOptions.c_str()) != 0)
     throw InputError("--petsc-options: PETSc cannot read '" + pendingOptions + "'");
@@ -132,7 +134,9 @@ ChannelSolve SolveChannel(MPI_Comm comm, const LocalSystem &s, int c, const std:
         "KSPSetTolerances");
   Check(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE), "KSPSetInitialGuessNonzero");
   Check(KSPSetResidualHistory(ksp, nullptr, PETSC_DECIDE, PETSC_TRUE), "KSPSetResidualHistory");
-  Check(KSPSetFromOptions(ksp), "KSPSetFromOptions");  // PETSc's own options choose otherwise
+  // PETSc's own options choose otherwise; one it cannot take (an unknown method) is the user's to mend.
+  if (KSPSetFromOptions(ksp) != 0)
+    throw InputError("--petsc-options (or PETSC_OPTIONS): PETSc cannot use them (an unknown -ksp_type or -pc_type?)");
   Check(KSPSolve(ksp, b, x), "KSPSolve");
 
   ChannelSolve out;

@@ -131,6 +131,16 @@ class TestKrylov(CliTestCase):
         F = self.furnace("dense")
         proc = run(["solve", "--formfactors", F, "--output", self.path("x.h5"), "--solver", "krylov"], cwd=self.tmp)
         self.assertEqual(proc.returncode, 2, describe(proc))
+        # A method PETSc does not know: one line, exit 2 on every rank, nothing written.
+        out = self.path("y.h5")
+        proc = run(["solve", "--formfactors", F, "--output", out, "--solver", "gmres", "--petsc-options",
+                    "-ksp_type nosuchmethod", "--quiet"], ranks=2, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        lines = test_cli.program_stderr_lines(proc.stderr)
+        self.assertEqual(len(lines), 1, describe(proc))
+        self.assertIn("--petsc-options", lines[0])
+        self.assertFalse(os.path.exists(out))
+        self.assertFalse(os.path.exists(out + ".partial"))
 
 
 if __name__ == "__main__":
