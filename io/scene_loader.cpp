@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "io/openfoam_mesh.h"
 #include "io/scene_readers.h"
 #include "scene/scene.h"
 #include "util/error.h"
@@ -29,13 +30,14 @@ std::string LowerExtension(const std::string &path) {
 }
 
 Scene ReadOne(const std::string &path, const MaterialsFile &materials) {
+  if (IsOpenFoamCase(path)) return LoadOpenFoamScene(path, materials);
   const std::string extension = LowerExtension(path);
   if (extension == ".obj") return LoadObjScene(path);
   if (extension == ".stl" || extension == ".ply" || extension == ".off" || extension == ".gltf" ||
       extension == ".glb")
     return LoadMeshScene(path, extension, materials);
   Fail(path, "unknown scene format " + (extension.empty() ? std::string("(no extension)") : Quote(extension)) +
-                 "; radiosity reads " + kSceneFormats + " (by the extension, in any case)");
+                 "; radiosity reads " + kSceneFormats + " (by the extension, in any case) and OpenFOAM cases (a folder with constant/polyMesh)");
 }
 
 // One file read and its polygons mended (or refused with --strict), whatever its format.

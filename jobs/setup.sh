@@ -11,10 +11,12 @@ packages=(build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev h
           libassimp-dev python3-numpy python3-h5py python3-matplotlib python3-scipy)
 # Optional, for the tests that run the batch scripts against a throw-away Slurm (tests/cli/test_slurm.py), fuzz
 # the readers with clang's libFuzzer (jobs/fuzz.sh), install the Python package into a venv and read the XDMF
-# files with meshio (python/tests/test_package.py); and PETSc, which the build uses for --solver gmres when it is
+# files with meshio (python/tests/test_package.py), run OpenFOAM's radiation solver on the view factors we write
+# for its case (tests/cli/test_openfoam.py, Debian's openfoam); and PETSc, which the build uses for --solver gmres when it is
 # there. Installed where this script can install packages; otherwise those tests are skipped (a cluster has its
 # own Slurm) and --solver gmres is refused. RAD_SETUP_TEST_TOOLS=0 leaves the test tools out (a container image).
-testPackages=(slurm-wlm munge clang libclang-rt-14-dev python3-meshio python3-venv python3-pip python3-setuptools)
+testPackages=(slurm-wlm munge clang libclang-rt-14-dev python3-meshio python3-venv python3-pip python3-setuptools
+              openfoam)
 [ "${RAD_SETUP_TEST_TOOLS:-1}" = 1 ] || testPackages=()
 testPackages+=(petsc-dev)
 missing=()

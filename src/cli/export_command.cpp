@@ -13,7 +13,8 @@ namespace rad {
 
 CommandRunner AddExportCommand(CLI::App &app) {
   auto *cmd = app.add_subcommand(
-      "export", "Write the form-factor matrix as MatrixMarket, PETSc binary, raw, or CSR in HDF5, for other solvers");
+      "export", "Write the form-factor matrix as MatrixMarket, PETSc binary, raw, or CSR in HDF5, for other solvers; or "
+      "view factors between groups (CSV, EnergyPlus) or an OpenFOAM case's faces");
   auto o = std::make_shared<ExportJobOptions>();
   cmd->add_option("--formfactors", o->formfactors,
                   "Form factors to export: any file `solve` reads (HDF5 dense or CSR; raw, MatrixMarket or PETSc "
@@ -23,14 +24,17 @@ CommandRunner AddExportCommand(CLI::App &app) {
                   "mtx (MatrixMarket coordinate), petsc (PETSc binary for MatLoad), raw (the paper's int32 N + N*N "
                   "float64), csr (HDF5: /formfactors/indptr, indices, data); or the view factors between groups of "
                   "patches (--groups): groups (a CSV matrix), energyplus (ZoneProperty:UserViewFactors:"
-                  "BySurfaceName for --zone)")
-      ->required()->check(CLI::IsMember({"mtx", "petsc", "raw", "csr", "groups", "energyplus"}));
+                  "BySurfaceName for --zone); or openfoam: the view factors between the viewFactorWall faces of the OpenFOAM "
+                  "case --input, written into --output's constant/ (F, globalFaceFaces, mapDist, finalAgglom) for "
+                  "its viewFactor radiation model")
+      ->required()->check(CLI::IsMember({"mtx", "petsc", "raw", "csr", "groups", "energyplus", "openfoam"}));
   cmd->add_option("--groups", o->groups,
                   "groups and energyplus: the patches of each input polygon ('polygon', named \"polygon K\") or of "
                   "each material ('material', with --input; name a material after each EnergyPlus surface)")
       ->capture_default_str()->check(CLI::IsMember({"polygon", "material"}));
   cmd->add_option("--zone", o->zone, "energyplus: the Zone or ZoneList name the view factors are for");
-  cmd->add_option("--output", o->output, "File to write (written as OUTPUT.partial, renamed when complete)")
+  cmd->add_option("--output", o->output, "File to write (written as OUTPUT.partial, renamed when complete); "
+                  "openfoam: the case folder")
       ->required();
   cmd->add_option("--drop-below", o->dropBelow,
                   "Leave out entries with |F_ij| below this (0 in raw); report the energy dropped per row")

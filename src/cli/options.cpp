@@ -6,8 +6,8 @@ namespace rad {
 
 void AddSceneInputOptions(CLI::App &cmd, SceneInput &o, const std::string &help, bool required) {
   auto *input = cmd.add_option("--input", o.files,
-                               help + ": OBJ (with its MTL), STL, PLY, OFF or glTF (.gltf, .glb), by the extension; "
-                                      "several files (--input A B, or --input A --input B) make one scene");
+                               help + ": OBJ (with its MTL), STL, PLY, OFF or glTF (.gltf, .glb), by the extension, or an "
+                                      "OpenFOAM case folder (its viewFactorWall faces); several files (--input A B, or --input A --input B) make one scene");
   if (required) input->required();
   auto *materials = cmd.add_option(
       "--materials", o.materials,

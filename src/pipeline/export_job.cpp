@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include "formfactor/far_links.h"
 #include "pipeline/formfactor_source.h"
@@ -15,6 +16,7 @@
 #include "util/output_lock.h"
 #include "io/csr_hdf5.h"
 #include "io/matrix_market.h"
+#include "io/openfoam_mesh.h"
 #include "io/petsc_binary.h"
 #include "io/radiosity_file.h"
 #include "io/radiosity_file_reader.h"
@@ -143,16 +145,88 @@ static int ExportGroupViewFactors(const ExportJobOptions &o, const FormFactorInp
   return 0;
 }
 
+// --format openfoam: the view factors between the case's viewFactorWall faces (each a group of patches: its input
+// polygon), written into OUTPUT/constant as its viewFactor radiation model reads them.
+static int ExportOpenFoam(const ExportJobOptions &o, const FormFactorInput &in) {
+  const OpenFoamBoundary source = ReadOpenFoamBoundary(o.input.files.front());
+  const OpenFoamBoundary target = ReadOpenFoamBoundary(o.output);
+  auto walls = [](const OpenFoamBoundary &b) {
+    std::vector<std::tuple<std::string, long long, long long>> out;
+    for (const OpenFoamPatch &p : b.patches)
+      if (p.ViewFactorWall()) out.emplace_back(p.name, p.startFace, p.faceCount);
+    return out;
+  };
+  if (walls(source) != walls(target))
+    throw InputError(o.output + ": its viewFactorWall patches are not those of " + o.input.files.front() +
+                     " (names, first faces and face counts must be the same)");
+  const Scene scene = LoadSceneInput(o.input);
+  const PatchGroups groups = GroupPatches(PatchGrouping::kPolygon, in.patches, &scene, o.input.Label());
+  const size_t k = groups.names.size();
+  // Each face's patches must tile it: the form factors are of this case's faces, and none was left out.
+  std::vector<double> faceArea(size_t(scene.polygonCount), 0.0);
+  for (const Face &face : scene.faces) {
+    Vec3 twice(0, 0, 0);
+    for (size_t c = 0; c < face.corners.size(); ++c)
+      twice = twice + Cross(face.corners[c], face.corners[(c + 1) % face.corners.size()]);
+    faceArea[size_t(face.polygon)] += 0.5 * Length(twice);
+  }
+  if (k != faceArea.size())
+    throw InputError(o.formfactors + ": has patches on " + std::to_string(k) + " faces, but " + o.input.Label() +
+                     " has " + std::to_string(faceArea.size()) + " viewFactorWall faces (form factors of another mesh, "
+                     "or faces of zero area?)");
+  for (size_t a = 0; a < k; ++a)
+    if (std::abs(groups.area[a] - faceArea[a]) > 1e-9 * std::max(faceArea[a], 1e-300))
+      throw InputError(o.formfactors + ": the patches of face " + std::to_string(a) + " cover " +
+                       std::to_string(groups.area[a]) + " but the face of " + o.input.Label() + " has area " +
+                       std::to_string(faceArea[a]) + " (form factors of another mesh?)");
+  // K^2 128-bit sums twice (this rank's and all ranks') and the K^2 view factors, on every rank.
+  CheckMemoryNeed(MPI_COMM_WORLD, 40.0 * double(k) * double(k), o.memoryLimit,
+                  [&](double worst, double limit, const std::string &limitSource) {
+                    return o.output + ": the view factors between " + std::to_string(k) + " faces need " +
+                           FormatBytes(worst) + " per rank but it may use " + FormatBytes(limit) + " (" + limitSource +
+                           "); OpenFOAM's viewFactor model holds them densely too: agglomerate the faces "
+                           "(faceAgglomerate) or use fewer";
+                  });
+  const std::vector<double> G = GroupViewFactors(MPI_COMM_WORLD, in.f, in.patches, groups);
+  OnRankZero(MPI_COMM_WORLD, [&] {
+    WriteOpenFoamViewFactors(target, G, k, "view factors from radiosity export of " + o.formfactors);
+  });
+  if (WorldRank() == 0) {
+    double least = HUGE_VAL, most = -HUGE_VAL;
+    long long nonzeros = 0;
+    for (size_t a = 0; a < k; ++a) {
+      double sum = 0;
+      for (size_t b = 0; b < k; ++b) sum += G[a * k + b], nonzeros += G[a * k + b] != 0;
+      least = std::min(least, sum);
+      most = std::max(most, sum);
+    }
+    std::printf("export: %s -> %s/constant/{F,globalFaceFaces,mapDist,finalAgglom} (openfoam): %zu viewFactorWall "
+                "faces, %lld nonzeros, row sums %.9g to %.9g\n",
+                o.formfactors.c_str(), target.caseDir.c_str(), k, nonzeros, least, most);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
 int RunExportJob(const ExportJobOptions &o) {
   const int rank = WorldRank();
   std::vector<NamedPath> inputs = SceneInputPaths(o.input.files, o.input.materials);
   inputs.push_back({"--formfactors", o.formfactors});
-  CheckOutputsDistinct(inputs, {{"--output", o.output}});
-  const OutputLocks locks(MPI_COMM_WORLD, {o.output});
-  CheckOutputPath("--output", o.output);
+  const bool openFoam = o.format == "openfoam";
+  if (openFoam && (o.input.files.size() != 1 || !IsOpenFoamCase(o.input.files.front())))
+    throw InputError("--format openfoam needs --input CASE: the OpenFOAM case (a folder with constant/polyMesh) "
+                     "whose boundary faces the form factors are of");
+  if (openFoam && !IsOpenFoamCase(o.output))
+    throw InputError(o.output + ": not an OpenFOAM case (no constant/polyMesh/boundary); --format openfoam writes "
+                     "into the case's constant folder");
+  // An OpenFOAM case is both read (its mesh) and written (constant/F and the files beside it).
+  const std::string written = openFoam ? OpenFoamCaseDir(o.output) + "/constant/F" : o.output;
+  CheckOutputsDistinct(inputs, {{"--output", written}});
+  const OutputLocks locks(MPI_COMM_WORLD, {written});
+  CheckOutputPath("--output", written);
   if (!std::isfinite(o.dropBelow) || o.dropBelow < 0)
     throw InputError("--drop-below must be a finite number >= 0, not " + std::to_string(o.dropBelow));
-  if (o.dropBelow > 0 && (o.format == "groups" || o.format == "energyplus"))
+  if (o.dropBelow > 0 && (o.format == "groups" || o.format == "energyplus" || openFoam))
     throw InputError("--drop-below applies to the matrix formats, not to the view factors between groups");
   if (!o.precision.empty() && o.format != "csr")
     throw InputError("--precision applies to --format csr only (mtx and petsc store float64, as does raw)");
@@ -195,6 +269,7 @@ int RunExportJob(const ExportJobOptions &o) {
     ExpandFarLinks(in.f);
   }
   if (o.format == "groups" || o.format == "energyplus") return ExportGroupViewFactors(o, in);
+  if (openFoam) return ExportOpenFoam(o, in);
   const long long n = in.PatchCount();
   const ExportRows rows = SparseView(in.f, BlockBegin(n, rank, WorldSize()), o.dropBelow);
   const RowCounts counts = CountRows(rows);
