@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what radiosity needs (Debian 12 packages), configures and builds it in build/.
 # As root on Debian: installs missing packages with apt-get. Otherwise: lists what is missing and stops,
-# so that on a cluster you can load the matching modules (MPI, HDF5 with MPI, Embree 3, TBB, CLI11,
+# so that on a cluster you can load the matching modules (MPI, HDF5 with MPI, Embree 3 or 4, TBB, CLI11,
 # GoogleTest, tinyobjloader, Assimp) and point CMake at them instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."

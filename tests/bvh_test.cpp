@@ -1,5 +1,5 @@
 // The project's BVH (accel/) against Embree, ray by ray: the host build of the traversal that the GPU runs.
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 #include <gtest/gtest.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -78,19 +78,15 @@ class EmbreeTriangles {
 };
 
 bool EmbreeOccluded(RTCScene scene, const BvhRay &r) {
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
   RTCRay ray = MakeRay(V(r.org), V(r.dir), r.tnear, r.tfar);
-  rtcOccluded1(scene, &context, &ray);
+  Occluded1(scene, nullptr, &ray);
   return ray.tfar < 0;
 }
 
 // Embree's closest hit as a BvhHit (id from the triangle list, input = Embree's primitive index).
 BvhHit EmbreeClosest(RTCScene scene, const BvhRay &r, const std::vector<BvhTriangle> &tris) {
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
   RTCRayHit rh = MakeRayHit(V(r.org), V(r.dir), r.tnear, r.tfar);
-  rtcIntersect1(scene, &context, &rh);
+  Intersect1(scene, nullptr, &rh);
   BvhHit h;
   h.t = r.tfar;
   if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return h;

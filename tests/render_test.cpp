@@ -1,4 +1,4 @@
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -427,10 +427,8 @@ TEST(Render, ParseShading) {
 
 // Shoots one ray straight down (-z) at (x, y) onto a scene of quads in the plane z = 0.
 RTCRayHit HitFromAbove(RTCScene scene, double x, double y) {
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
   RTCRayHit rh = MakeRayHit(Vec3(x, y, 1), Vec3(0, 0, -1), 0, std::numeric_limits<float>::infinity());
-  rtcIntersect1(scene, &context, &rh);
+  Intersect1(scene, nullptr, &rh);
   return rh;
 }
 

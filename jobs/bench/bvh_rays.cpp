@@ -4,7 +4,7 @@
 // rays over the same interval, with the given number of threads; and on the GPU when one is present (kernel
 // time only). Prints rays per second.
 //   radiosity_bench_bvh SCENE.obj SUBDIV RAYS THREADS
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 #include <mpi.h>
 #include <tbb/parallel_for.h>
 
@@ -86,10 +86,8 @@ int main(int argc, char **argv) {
   Report("bvh_host_any_hit", rays, s, positives);
 
   s = Time(rays, positives, [&](size_t k) {
-    RTCIntersectContext context;
-    rtcInitIntersectContext(&context);
     RTCRayHit rh = rad::MakeRayHit(from[k], to[k] - from[k], rad::kSegmentTrim, 1.0f - rad::kSegmentTrim);
-    rtcIntersect1(embree.Handle(), &context, &rh);
+    rad::Intersect1(embree.Handle(), nullptr, &rh);
     return rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
   });
   Report("embree_closest_hit", rays, s, positives);

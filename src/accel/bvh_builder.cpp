@@ -1,6 +1,6 @@
 #include "accel/bvh_builder.h"
 
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 
 #include <algorithm>
 #include <cmath>

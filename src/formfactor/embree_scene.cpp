@@ -21,9 +21,6 @@ EmbreeScene::EmbreeScene(const Scene &scene) {
 
 void EmbreeScene::SegmentsOccluded(const Vec3 *from, const Vec3 *to, int count, bool *hidden) const {
   RAD_CHECK(count >= 0 && count <= kSegmentPacket, "EmbreeScene::SegmentsOccluded: more segments than a packet");
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
-  context.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
   alignas(64) RTCRay16 rays;
   alignas(64) int valid[kSegmentPacket];
   for (int l = 0; l < kSegmentPacket; ++l) {
@@ -42,7 +39,7 @@ void EmbreeScene::SegmentsOccluded(const Vec3 *from, const Vec3 *to, int count, 
     rays.id[l] = 0;
     rays.flags[l] = 0;
   }
-  rtcOccluded16(valid, scene_, &context, &rays);
+  OccludedCoherent16(valid, scene_, &rays);
   for (int l = 0; l < count; ++l) hidden[l] = rays.tfar[l] < 0;  // Embree sets tfar to -inf on a hit
 }
 
@@ -51,10 +48,8 @@ EmbreeScene::~EmbreeScene() {
 }
 
 bool EmbreeScene::SegmentOccluded(Vec3 from, Vec3 to) const {
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
   RTCRay ray = MakeRay(from, to - from, kSegmentTrim, 1.0f - kSegmentTrim);
-  rtcOccluded1(scene_, &context, &ray);
+  Occluded1(scene_, nullptr, &ray);
   return ray.tfar < 0;  // Embree sets tfar to -inf on a hit
 }
 

@@ -1,7 +1,7 @@
 // The rank's Embree scene of all input polygons (as triangles), shared by all its threads for shadow rays.
 #pragma once
 
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 
 #include "formfactor/segment.h"
 #include "scene/scene.h"

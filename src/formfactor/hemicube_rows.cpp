@@ -1,6 +1,6 @@
 #include "formfactor/hemicube_rows.h"
 
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 
@@ -73,10 +73,8 @@ HemicubeTracer::HemicubeTracer(const Scene &scene, const std::vector<Patch> &pat
 HemicubeTracer::~HemicubeTracer() { rtcReleaseScene(scene_); }
 
 int32_t HemicubeTracer::Trace(Vec3 origin, Vec3 direction) const {
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
   RTCRayHit rh = MakeRayHit(origin, direction, tnear_, std::numeric_limits<float>::infinity());
-  rtcIntersect1(scene_, &context, &rh);
+  Intersect1(scene_, nullptr, &rh);
   if (rh.hit.geomID != 0) return -1;  // nothing, or an obstruction
   const int32_t j = int32_t(rh.hit.primID);
   return Dot(patches_[size_t(j)].normal, direction) < 0 ? j : -1;  // a back side sends nothing

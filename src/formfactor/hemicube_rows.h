@@ -4,7 +4,7 @@
 // the rows can be built once and iterated (the fast way), where a dense row would be N entries.
 #pragma once
 
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 
 #include <cstdint>
 #include <vector>

@@ -17,7 +17,7 @@ namespace {
 // the one it ends on. Rays leaving a planar convex polygon's front side cannot meet that polygon again, so
 // skipping it is exact and needs no epsilon that would depend on the scene's size.
 struct SkipContext {
-  RTCIntersectContext context;  // first, so that Embree's pointer to it is a pointer to this
+  EmbreeQueryContext context;  // first, so that Embree's pointer to it is a pointer to this
   const int *faceOfTriangle;
   int skipA, skipB;
 };
@@ -33,7 +33,7 @@ void SkipFacesFilter(const RTCFilterFunctionNArguments *args) {
 
 SkipContext MakeSkipContext(const int *faceOfTriangle, int skipA, int skipB) {
   SkipContext c;
-  rtcInitIntersectContext(&c.context);
+  InitQueryContext(&c.context);
   c.faceOfTriangle = faceOfTriangle;
   c.skipA = skipA;
   c.skipB = skipB;
@@ -76,7 +76,7 @@ PathTracer::Hit PathTracer::Intersect(Vec3 origin, Vec3 direction, int skip, Ray
   (primary ? rays.primary : rays.bounce) += 1;
   SkipContext context = MakeSkipContext(faceOfTriangle_.data(), skip, skip);
   RTCRayHit rh = MakeRayHit(origin, direction, 0.0f, std::numeric_limits<float>::infinity());
-  rtcIntersect1(rtcScene_, &context.context, &rh);
+  Intersect1(rtcScene_, &context.context, &rh);
   Hit hit;
   if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return hit;
   hit.face = faceOfTriangle_[rh.hit.primID];
@@ -88,7 +88,7 @@ bool PathTracer::Occluded(Vec3 x, int fromFace, Vec3 y, int toFace, RayCounts &r
   rays.shadow += 1;
   SkipContext context = MakeSkipContext(faceOfTriangle_.data(), fromFace, toFace);
   RTCRay ray = MakeRay(x, y - x, kSegmentTrim, 1.0f - kSegmentTrim);
-  rtcOccluded1(rtcScene_, &context.context, &ray);
+  Occluded1(rtcScene_, &context.context, &ray);
   return ray.tfar < 0;  // Embree sets tfar to -inf on a hit
 }
 

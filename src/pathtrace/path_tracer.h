@@ -22,7 +22,7 @@
 // dimension), so every value is the same for any number of ranks and threads.
 #pragma once
 
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 
 #include <cstdint>
 #include <vector>

@@ -4,7 +4,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 
 #include "accel/bvh_builder.h"
 #include "formfactor/embree_scene.h"

@@ -1,6 +1,6 @@
 #include "render/radiosity_renderer.h"
 
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -54,11 +54,9 @@ struct RenderInputs {
 // Outgoing radiance seen along one camera ray: that of the first patch hit on its front side, else 0.
 void TraceSample(const RenderInputs &in, const CameraRay &ray, double out[3]) {
   out[0] = out[1] = out[2] = 0;
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
   // The scene is stored relative to the camera: rays start at 0.
   RTCRayHit rh = MakeRayHit(Vec3(0, 0, 0), ray.direction, 0, std::numeric_limits<float>::infinity());
-  rtcIntersect1(in.scene, &context, &rh);
+  Intersect1(in.scene, nullptr, &rh);
   if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return;
   // Embree's (u, v) of a quad are the parametrisation ShadeHit expects; a triangle stored as (v0, v1, v2, v2)
   // is hit only in its first half (v0, v1, v3), where (u, v) are barycentric.

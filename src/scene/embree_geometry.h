@@ -3,7 +3,7 @@
 // are made on the process's device (util/embree_util.h).
 #pragma once
 
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 
 #include <vector>
 

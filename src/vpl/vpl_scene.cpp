@@ -14,7 +14,7 @@ namespace {
 // The occlusion context carries the two faces whose boxes a shadow ray ignores (Embree passes the context
 // pointer to user geometry callbacks, so the struct starts with Embree's own).
 struct BoxContext {
-  RTCIntersectContext context;
+  EmbreeQueryContext context;
   int faceA, faceB;
 };
 
@@ -116,10 +116,8 @@ VplScene::~VplScene() {
 }
 
 SurfaceHit VplScene::Intersect(Vec3 origin, Vec3 direction) const {
-  RTCIntersectContext context;
-  rtcInitIntersectContext(&context);
   RTCRayHit rh = MakeRayHit(origin, direction, 0, std::numeric_limits<float>::infinity());
-  rtcIntersect1(polygons_, &context, &rh);
+  Intersect1(polygons_, nullptr, &rh);
   SurfaceHit hit;
   if (rh.hit.geomID == RTC_INVALID_GEOMETRY_ID) return hit;
   hit.hit = true;
@@ -132,10 +130,10 @@ bool VplScene::Visible(Vec3 from, Vec3 to, double trim, int faceA, int faceB) co
   // The direction is not normalised: the segment is t in [trim, 1 - trim].
   RTCRay ray = MakeRay(from, to - from, float(trim), float(1 - trim));
   BoxContext context;
-  rtcInitIntersectContext(&context.context);
+  InitQueryContext(&context.context);
   context.faceA = faceA;
   context.faceB = faceB;
-  rtcOccluded1(boxes_ ? boxes_ : polygons_, &context.context, &ray);
+  Occluded1(boxes_ ? boxes_ : polygons_, &context.context, &ray);
   return ray.tfar >= 0;
 }
 

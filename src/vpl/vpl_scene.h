@@ -2,7 +2,7 @@
 // exact shadow rays) and, for imperfect visibility, one axis-aligned bounding box per polygon (shadow rays only).
 #pragma once
 
-#include <embree3/rtcore.h>
+#include "util/rtcore.h"
 
 #include <vector>
 

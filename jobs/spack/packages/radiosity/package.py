@@ -20,7 +20,7 @@ class Radiosity(CMakePackage, CudaPackage):
     depends_on("cmake@3.24:", type="build")
     depends_on("mpi")
     depends_on("hdf5@1.10:+mpi")
-    depends_on("embree@3")
+    depends_on("embree@3:4")  # CMake takes the one Spack provides (RAD_EMBREE=auto)
     depends_on("tbb")
     depends_on("cli11")
     depends_on("tinyobjloader")
