@@ -186,8 +186,8 @@ void SetPetscOptions(const std::string &options) { pendingOptions = options; }
 SolverResult SolveRadiosityKrylov(MPI_Comm comm, const LocalSystem &s, const SolverOptions &options,
                                   PhaseTimers &timers) {
   if (!s.F->links.Empty())
-    throw InputError("--solver gmres: the hierarchical operator's far links are not handed to PETSc yet; use "
-                     "--solver gauss-seidel or jacobi");
+    throw InputError("--solver gmres: the hierarchical operator's far links are not handed to PETSc (`solve` "
+                     "spreads them into entries first; `run` does not): use --solver gauss-seidel or jacobi");
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   SolverResult result;

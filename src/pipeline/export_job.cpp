@@ -250,24 +250,7 @@ int RunExportJob(const ExportJobOptions &o) {
       ReadFormFactorFile(o.formfactors, o.input, o.meshing, Distribution::kBlock, checkMemory, keepCsr);
   // The hierarchical operator's F: its far links spread over their targets' patches, so that the matrix
   // written is the operator the solver uses (entries plus far field); checked against the memory first.
-  long long farLinks = 0;  // this rank's
-  if (!in.f.links.Empty()) {
-    farLinks = (long long)in.f.links.target.size();
-    double bound = 0;
-    for (long long b : ExpandedEntryBounds(in.f)) bound += double(b);
-    const double need = in.f.StoredBytes() + double(farLinks) * 12 + bound * 12 + double(in.f.n) * 13;
-    CheckMemoryNeed(MPI_COMM_WORLD, need, o.memoryLimit, [&](double worst, double limit, const std::string &source) {
-      return o.formfactors + ": not enough memory to spread the hierarchical operator's far links into entries: a "
-             "rank needs up to " + FormatBytes(worst) + " but may use " + FormatBytes(limit) + " (" + source +
-             "); use more ranks or give each rank more memory";
-    });
-    if (in.f.precision == Precision::kFloat) {
-      in.f.f64.assign(in.f.f32.begin(), in.f.f32.end());
-      in.f.f32 = {};
-      in.f.precision = Precision::kDouble;
-    }
-    ExpandFarLinks(in.f);
-  }
+  const long long farLinks = SpreadFarLinks(in.f, o.formfactors, o.memoryLimit);  // this rank's
   if (o.format == "groups" || o.format == "energyplus") return ExportGroupViewFactors(o, in);
   if (openFoam) return ExportOpenFoam(o, in);
   const long long n = in.PatchCount();

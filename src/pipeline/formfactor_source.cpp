@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "formfactor/far_links.h"
 #include "io/sparse_rows.h"
 #include "pipeline/scene_stamp.h"
 #include "scene/patch.h"
@@ -124,6 +125,26 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &sc
   in.stamp = stamp;
   CheckEntries(MPI_COMM_WORLD, path, in.f);
   return in;
+}
+
+long long SpreadFarLinks(FormFactorRows &f, const std::string &source, const std::string &memoryLimit) {
+  if (f.links.Empty()) return 0;
+  const long long links = (long long)f.links.target.size();
+  double bound = 0;
+  for (long long b : ExpandedEntryBounds(f)) bound += double(b);
+  const double need = f.StoredBytes() + double(links) * 12 + bound * 12 + double(f.n) * 13;
+  CheckMemoryNeed(MPI_COMM_WORLD, need, memoryLimit, [&](double worst, double limit, const std::string &from) {
+    return source + ": not enough memory to spread the hierarchical operator's far links into entries: a rank "
+           "needs up to " + FormatBytes(worst) + " but may use " + FormatBytes(limit) + " (" + from +
+           "); use more ranks or give each rank more memory";
+  });
+  if (f.precision == Precision::kFloat) {
+    f.f64.assign(f.f32.begin(), f.f32.end());
+    f.f32 = {};
+    f.precision = Precision::kDouble;
+  }
+  ExpandFarLinks(f);
+  return links;
 }
 
 }  // namespace rad

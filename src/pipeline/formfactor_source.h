@@ -27,4 +27,11 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &sc
 BeforeReadingRows CheckMemoryBeforeReading(const std::string &path, const std::string &memoryLimit,
                                            Distribution distribution, MemoryModel extra, MemoryBudget &budget);
 
+// Collective. The hierarchical operator's far links of `f` spread into its CSR entries (ExpandFarLinks: the same
+// operator the solver applies, entries plus far field), for what reads F as a matrix (`export`, `thermal`,
+// `--solver gmres`); float entries widened to double first. Checked against --memory-limit `memoryLimit` before
+// anything grows: InputError naming `source` when a rank would not have the room. Returns this rank's links (0,
+// and nothing done, without links).
+long long SpreadFarLinks(FormFactorRows &f, const std::string &source, const std::string &memoryLimit);
+
 }  // namespace rad

@@ -31,6 +31,9 @@ int RunSolveJob(SolveJobOptions o, Execution &exec) {
     in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, distribution,
                             CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, distribution, {}, memory), true);
   }
+  // PETSc takes a matrix: the hierarchical operator's far field goes to it as entries (the same operator).
+  if (o.step.solver == SolverMethod::kGmres && SpreadFarLinks(in.f, o.formfactors, o.memoryLimit) > 0 && exec.Talks())
+    std::fprintf(stderr, "radiosity: --solver gmres: the hierarchical operator's far links spread into entries\n");
   if (exec.Talks())
     std::fprintf(stderr,
                  "radiosity: %s (%s): %lld patches, F as %s, %d rank(s) x %d thread(s), %.1f MiB of F per rank "

@@ -66,9 +66,10 @@ int RunThermalJob(ThermalJobOptions o, Execution &exec) {
     in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, o.distribution,
                             CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, o.distribution, {}, memory), true);
   }
-  if (!in.f.links.Empty())
-    throw InputError(o.formfactors + ": the hierarchical operator's far links are not read by `thermal` yet; "
-                     "compute F with --operator dense or sparse");
+  // The hierarchical operator's far field as entries: the irradiation G = F J below reads rows of entries.
+  if (SpreadFarLinks(in.f, o.formfactors, o.memoryLimit) > 0 && exec.Talks())
+    std::fprintf(stderr, "radiosity: thermal: the hierarchical operator's far links spread into entries (%s)\n",
+                 o.formfactors.c_str());
   const std::string sceneLabel = o.input.Label();
   const std::vector<int> material = MaterialOfPatches(scene, in.patches, sceneLabel);
   std::vector<bool> used(scene.materials.size(), false);
