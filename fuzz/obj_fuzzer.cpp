@@ -11,24 +11,16 @@
 #include <fstream>
 #include <string>
 
+#include "fuzz/scratch_folder.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
 #include "util/error.h"
 
 namespace {
 
-// The run's folder, in a plain array: the exit handler that removes it runs after static strings are destroyed.
 char folder[] = "/tmp/radiosity_fuzz_obj_XXXXXX";
 
-std::string Folder() {
-  static const bool made = [] {
-    if (mkdtemp(folder) == nullptr) std::abort();
-    std::atexit([] { std::filesystem::remove_all(folder); });  // libFuzzer ends with exit()
-    return true;
-  }();
-  (void)made;
-  return folder;
-}
+std::string Folder() { return ScratchFolder(folder); }
 
 void WriteFile(const std::string &path, const uint8_t *data, size_t size) {
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char *>(data), std::streamsize(size));

@@ -2,8 +2,9 @@
 # Fuzzes the readers of hostile files with libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer (fuzz/):
 #   obj   the OBJ and MTL readers, polygon repair and meshing (bytes: an OBJ file, a NUL, its MTL file)
 #   hdf5  the radiosity HDF5 reader, on files built through the HDF5 library from a recipe (fuzz/hdf5_fuzzer.cpp)
+#   openfoam  the OpenFOAM polyMesh reader (bytes: boundary, a NUL, points, a NUL, faces)
 #
-#   bash jobs/fuzz.sh [SECONDS_PER_TARGET]      (default 300; RAD_FUZZ_TARGETS="obj hdf5" to choose)
+#   bash jobs/fuzz.sh [SECONDS_PER_TARGET]      (default 300; RAD_FUZZ_TARGETS="obj hdf5 openfoam" to choose)
 #
 # Builds fuzz/ with clang into $RAD_FUZZ_BUILD (default build-fuzz), then for each target: runs every input kept
 # in tests/fuzz/<target>/ once (the seeds, and every input that once made a target fail: each finding becomes a
@@ -14,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 seconds=${1:-${RAD_FUZZ_SECONDS:-300}}
-targets=${RAD_FUZZ_TARGETS:-obj hdf5}
+targets=${RAD_FUZZ_TARGETS:-obj hdf5 openfoam}
 build=${RAD_FUZZ_BUILD:-build-fuzz}
 case $build in /*) ;; *) build=$root/$build ;; esac
 

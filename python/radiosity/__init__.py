@@ -71,7 +71,8 @@ def read_formfactors(path, near_only=False):
                 return g["F"][...]
             if "link_ptr" in g and not near_only:
                 raise FileError("%s: F of the hierarchical operator (far links beside the CSR entries): not read "
-                                "here; pass near_only=True for the CSR entries alone" % path)
+                                "here; `radiosity export --format csr` spreads the links into entries (the same "
+                                "operator), or pass near_only=True for the CSR entries alone" % path)
             n = len(g["indptr"]) - 1
             return scipy.sparse.csr_matrix((g["data"][...], g["indices"][...], g["indptr"][...]), shape=(n, n))
     if head.startswith(b"%%MatrixMarket"):

@@ -195,7 +195,7 @@ class TestHostile(CliTestCase):
                 self.assertIn(word, said[0])
 
     def test_the_kept_hostile_corpus_never_crashes(self):
-        """The inputs kept for the fuzzers (tests/fuzz/: OBJ+MTL seeds and bad meshes, hostile HDF5 files) through
+        """The inputs kept for the fuzzers (tests/fuzz/: OBJ+MTL seeds and bad meshes, OpenFOAM cases, hostile HDF5 files) through
         the program as users run it: each ends with exit 0, or 2 and one line naming the file; never a crash."""
         corpus = os.path.join(test_cli.SOURCE_DIR, "tests", "fuzz")
         cases = []
@@ -211,6 +211,16 @@ class TestHostile(CliTestCase):
                     fh.write(mtl)
             cases.append((name, ["formfactors", "--input", os.path.join(folder, "fuzz.obj"), "--output",
                                  os.path.join(folder, "f.h5"), "--quiet"], folder))
+        for name in sorted(os.listdir(os.path.join(corpus, "openfoam"))):
+            with open(os.path.join(corpus, "openfoam", name), "rb") as fh:
+                parts = fh.read().split(b"\0")
+            case = self.path("openfoam_" + name)
+            os.makedirs(os.path.join(case, "constant", "polyMesh"))
+            for file, part in zip(("boundary", "points", "faces"), parts):
+                with open(os.path.join(case, "constant", "polyMesh", file), "wb") as fh:
+                    fh.write(part)
+            cases.append((name, ["formfactors", "--input", case, "--output", os.path.join(case, "f.h5"), "--quiet"],
+                          case))
         for name in sorted(os.listdir(os.path.join(corpus, "hdf5_files"))):
             path = os.path.join(corpus, "hdf5_files", name)
             cases.append((name + " info", ["info", path], self.tmp))
