@@ -48,14 +48,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         .write(reinterpret_cast<const char *>(data + at), std::streamsize(end - at));
     at = end + 1;
   }
-  try {
-    const rad::Scene scene = rad::LoadScene(Folder());
-    rad::Meshing meshing;
-    meshing.subdiv = 1;
-    const rad::Meshing resolved = rad::ResolveMeshing(scene, meshing);
-    if (rad::CountPatches(scene, resolved) <= 20000) (void)rad::MakePatches(scene, resolved);
-  } catch (const rad::InputError &) {
-    // refused with a message: what hostile input should get
-  }
+  LoadAndMeshHostileScene(Folder());
   return 0;
 }

@@ -164,12 +164,8 @@ static int ExportOpenFoam(const ExportJobOptions &o, const FormFactorInput &in) 
   const size_t k = groups.names.size();
   // Each face's patches must tile it: the form factors are of this case's faces, and none was left out.
   std::vector<double> faceArea(size_t(scene.polygonCount), 0.0);
-  for (const Face &face : scene.faces) {
-    Vec3 twice(0, 0, 0);
-    for (size_t c = 0; c < face.corners.size(); ++c)
-      twice = twice + Cross(face.corners[c], face.corners[(c + 1) % face.corners.size()]);
-    faceArea[size_t(face.polygon)] += 0.5 * Length(twice);
-  }
+  for (const Face &face : scene.faces)
+    faceArea[size_t(face.polygon)] += 0.5 * Length(NewellNormal(face.corners.data(), int(face.corners.size())));
   if (k != faceArea.size())
     throw InputError(o.formfactors + ": has patches on " + std::to_string(k) + " faces, but " + o.input.Label() +
                      " has " + std::to_string(faceArea.size()) + " viewFactorWall faces (form factors of another mesh, "
