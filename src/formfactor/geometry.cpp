@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "accel/bvh_builder.h"
+#include "formfactor/occluder_merge.h"
 #include "formfactor/shaft.h"
 #include "formfactor/unoccluded.h"
 
@@ -106,6 +107,7 @@ void AddOccluders(const Scene &scene, FormFactorGeometry &g) {
       }
     }
   }
+  MergeCoplanarOccluders(g);
   LinkOccluderEdges(g.occluders);
 }
 
