@@ -834,7 +834,8 @@ TEST(Interpenetration, BlockSunkIntoATileIsReportedAndItsRowsAreExact) {
   EXPECT_EQ(g.interpenetrations.pairCount, 4);
   ASSERT_EQ(g.interpenetrations.first.size(), 4u);
   EXPECT_EQ(g.interpenetrations.first[0], std::make_pair(9, 16));
-  for (size_t f = 14; f < 20; ++f) EXPECT_FALSE(g.occluders[f].closedSurface) << "block face " << f;
+  for (size_t f = 14; f < 20; ++f)  // the block's faces (the room's tiles may be joined: look them up by face)
+    for (int o : g.occludersOfFace[f]) EXPECT_FALSE(g.occluders[size_t(o)].closedSurface) << "block face " << f;
   ExpectSunkBlockRowsExact(s, g, 0.75);
 }
 
@@ -844,7 +845,8 @@ TEST(Interpenetration, BlockSunkAlongTileEdgesLosesItsBackFaceShortcut) {
   const Scene s = SceneOf(RoomWithASunkBlock(1, 2, 0.5));
   const FormFactorGeometry g = BuildFormFactorGeometry(s, 0);
   EXPECT_EQ(g.interpenetrations.pairCount, 0);
-  for (size_t f = 14; f < 20; ++f) EXPECT_FALSE(g.occluders[f].closedSurface) << "block face " << f;
+  for (size_t f = 14; f < 20; ++f)  // the block's faces (the room's tiles may be joined: look them up by face)
+    for (int o : g.occludersOfFace[f]) EXPECT_FALSE(g.occluders[size_t(o)].closedSurface) << "block face " << f;
   ExpectSunkBlockRowsExact(s, g, 0);
 }
 
