@@ -36,6 +36,23 @@ struct SceneSystem {
     narrow.f64.clear();
     return narrow;
   }
+  // The same rows as CSR (its nonzero entries, columns ascending), as the hemicube and the sparse operator hold F.
+  FormFactorRows AsCsr() const {
+    FormFactorRows csr;
+    csr.n = F.n;
+    csr.rows = F.rows;
+    csr.storage = Storage::kCsr;
+    csr.indptr.assign(1, 0);
+    for (size_t r = 0; r < F.rows.size(); ++r) {
+      for (long long j = 0; j < F.n; ++j)
+        if (const double v = F.f64[r * size_t(F.n) + size_t(j)]; v != 0) {
+          csr.columns.push_back(int32_t(j));
+          csr.f64.push_back(v);
+        }
+      csr.indptr.push_back((long long)csr.columns.size());
+    }
+    return csr;
+  }
 };
 
 inline SceneSystem FormFactorsOf(const std::string &sceneFile, int subdiv) {

@@ -110,36 +110,44 @@ TEST(Solver, ContinuedFromAnyKeptIterateEndsAsIfNeverStopped) {
   // A solve restarted from the iterate before sweep k (a checkpoint) must make the same sweeps as one never
   // stopped: the same B, residuals, iterations and sweeps, bit for bit, whether k falls before Gauss-Seidel starts
   // measuring the iterate's residual, after, or within one of --max-iterations.
+  // Dense rows and CSR rows (the hemicube's), each with the sweeps that solve them.
   const System s = FormFactorsOf("meshes/cornell_sphere.obj", 1);
-  for (SolverMethod method : {SolverMethod::kJacobi, SolverMethod::kGaussSeidel})
-    for (int maxIterations : {1000, 6}) {
-      SolverOptions options;
-      options.method = method;
-      options.tolerance = 1e-10;
-      options.maxIterations = maxIterations;
-      KeepEveryIterate keeper;
-      options.keeper = &keeper;
-      PhaseTimers timers;
-      const SolverResult whole = SolveRadiosity(MPI_COMM_WORLD, s.local, options, timers);
-      ASSERT_EQ(int(keeper.kept.size()), whole.iterations) << "an iterate after every exchange";
-      const std::vector<SolverIterate> kept = keeper.kept;
-      for (const SolverIterate &from : kept) {
-        SCOPED_TRACE(std::string(SolverMethodName(method)) + ", max " + std::to_string(maxIterations) +
-                     ", continued before sweep " + std::to_string(from.iteration));
-        KeepEveryIterate again;
-        again.resumeFrom = &from;
-        options.keeper = &again;
-        const SolverResult continued = SolveRadiosity(MPI_COMM_WORLD, s.local, options, timers);
-        EXPECT_EQ(continued.status, whole.status);
-        EXPECT_EQ(continued.message, whole.message);
-        EXPECT_EQ(continued.iterations, whole.iterations);
-        EXPECT_EQ(continued.sweeps, whole.sweeps);
-        EXPECT_EQ(continued.initialResidual, whole.initialResidual);
-        EXPECT_EQ(continued.residuals, whole.residuals);
-        EXPECT_EQ(continued.radiance, whole.radiance);
-        EXPECT_EQ(again.kept.size(), kept.size() - size_t(from.iteration)) << "iterates after the one continued from";
+  const FormFactorRows csr = s.AsCsr();
+  LocalSystem csrSystem = s.local;
+  csrSystem.F = &csr;
+  const LocalSystem &asCsr = csrSystem;
+  for (const LocalSystem *system : {&s.local, &asCsr}) {
+    for (SolverMethod method : {SolverMethod::kJacobi, SolverMethod::kGaussSeidel})
+      for (int maxIterations : {1000, 6}) {
+        SolverOptions options;
+        options.method = method;
+        options.tolerance = 1e-10;
+        options.maxIterations = maxIterations;
+        KeepEveryIterate keeper;
+        options.keeper = &keeper;
+        PhaseTimers timers;
+        const SolverResult whole = SolveRadiosity(MPI_COMM_WORLD, *system, options, timers);
+        ASSERT_EQ(int(keeper.kept.size()), whole.iterations) << "an iterate after every exchange";
+        const std::vector<SolverIterate> kept = keeper.kept;
+        for (const SolverIterate &from : kept) {
+          SCOPED_TRACE(std::string(system->F->IsCsr() ? "CSR, " : "dense, ") + SolverMethodName(method) + ", max " +
+                       std::to_string(maxIterations) +
+                       ", continued before sweep " + std::to_string(from.iteration));
+          KeepEveryIterate again;
+          again.resumeFrom = &from;
+          options.keeper = &again;
+          const SolverResult continued = SolveRadiosity(MPI_COMM_WORLD, *system, options, timers);
+          EXPECT_EQ(continued.status, whole.status);
+          EXPECT_EQ(continued.message, whole.message);
+          EXPECT_EQ(continued.iterations, whole.iterations);
+          EXPECT_EQ(continued.sweeps, whole.sweeps);
+          EXPECT_EQ(continued.initialResidual, whole.initialResidual);
+          EXPECT_EQ(continued.residuals, whole.residuals);
+          EXPECT_EQ(continued.radiance, whole.radiance);
+          EXPECT_EQ(again.kept.size(), kept.size() - size_t(from.iteration)) << "iterates after the one continued from";
+        }
       }
-    }
+  }
 }
 
 TEST(Solver, TwoPatchSystemHasItsClosedForm) {

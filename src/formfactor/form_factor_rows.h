@@ -184,6 +184,14 @@ struct FormFactorRows {
     }
     return sum;
   }
+  // CSR: appends local row r of `from` (CSR, the same precision) as the next row.
+  void AppendCsrRow(const FormFactorRows &from, size_t r) {
+    const size_t begin = size_t(from.indptr[r]), end = size_t(from.indptr[r + 1]);
+    columns.insert(columns.end(), from.columns.begin() + long(begin), from.columns.begin() + long(end));
+    if (precision == Precision::kDouble) f64.insert(f64.end(), from.f64.begin() + long(begin), from.f64.begin() + long(end));
+    else f32.insert(f32.end(), from.f32.begin() + long(begin), from.f32.begin() + long(end));
+    indptr.push_back((long long)columns.size());
+  }
   // Bytes the entries take (with the CSR index arrays).
   double StoredBytes() const {
     return double(f64.size()) * sizeof(double) + double(f32.size()) * sizeof(float) +

@@ -88,24 +88,31 @@ std::vector<double> HemicubeWeights(int n) {
 
 void ComputeHemicubeRowsCpu(const Scene &scene, const std::vector<Patch> &patches, const std::vector<long long> &rows,
                             const HemicubeOptions &options, FormFactorRows &f, long long &rays, bool showProgress) {
-  RAD_CHECK(options.resolution >= 2 && options.resolution % 2 == 0, "hemicube resolution must be even");
-  const std::vector<double> weight = HemicubeWeights(options.resolution);
   const HemicubeTracer tracer(scene, patches);
+  Progress progress("hemicube rows", (long long)rows.size(), showProgress);
+  StartCsrRows(f);
+  AppendHemicubeRowsCpu(tracer, patches, rows, options, f, &progress);
+  progress.Finish();
+  rays = (long long)rows.size() * HemicubePixels(options.resolution);
+}
+
+void AppendHemicubeRowsCpu(const HemicubeTracer &tracer, const std::vector<Patch> &patches,
+                           const std::vector<long long> &rows, const HemicubeOptions &options, FormFactorRows &f,
+                           Progress *progress) {
+  RAD_CHECK(options.resolution >= 2 && options.resolution % 2 == 0, "hemicube resolution must be even");
+  RAD_CHECK(f.IsCsr() && !f.indptr.empty(), "AppendHemicubeRowsCpu: the rows are not CSR rows begun");
+  const std::vector<double> weight = HemicubeWeights(options.resolution);
   std::vector<std::vector<int32_t>> columns(rows.size());
   std::vector<std::vector<double>> values(rows.size());
   tbb::enumerable_thread_specific<RowSums> scratch([&] { return RowSums(patches.size()); });
-  Progress progress("hemicube rows", (long long)rows.size(), showProgress);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, rows.size(), 16), [&](const tbb::blocked_range<size_t> &range) {
     RowSums &sums = scratch.local();
     for (size_t r = range.begin(); r != range.end(); ++r) {
       GatherRowCpu(tracer, weight, patches, rows[r], options, [&](int32_t j, double w) { sums.Add(j, w); });
       sums.Take(columns[r], values[r]);
-      progress.Advance();
+      if (progress) progress->Advance();
     }
   });
-  progress.Finish();
-  rays = (long long)rows.size() * HemicubePixels(options.resolution);
-  StartCsrRows(f);
   for (size_t r = 0; r < rows.size(); ++r) {
     f.columns.insert(f.columns.end(), columns[r].begin(), columns[r].end());
     if (f.precision == Precision::kDouble) f.f64.insert(f.f64.end(), values[r].begin(), values[r].end());

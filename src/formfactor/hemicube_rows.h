@@ -13,6 +13,7 @@
 #include "formfactor/hemicube.h"
 #include "scene/patch.h"
 #include "scene/scene.h"
+#include "util/progress.h"
 
 namespace rad {
 
@@ -47,5 +48,10 @@ void GatherRowCpu(const HemicubeTracer &tracer, const std::vector<double> &weigh
 // as set by the caller. `rays`: how many were traced, for the rate. `showProgress`: the rows done, as a line.
 void ComputeHemicubeRowsCpu(const Scene &scene, const std::vector<Patch> &patches, const std::vector<long long> &rows,
                             const HemicubeOptions &options, FormFactorRows &f, long long &rays, bool showProgress);
+// The same rows appended to the CSR rows `f` (StartCsrRows), traced with `tracer` (made once for rows computed
+// in rounds); `progress` (or null) advanced by a row at a time.
+void AppendHemicubeRowsCpu(const HemicubeTracer &tracer, const std::vector<Patch> &patches,
+                           const std::vector<long long> &rows, const HemicubeOptions &options, FormFactorRows &f,
+                           Progress *progress);
 
 }  // namespace rad

@@ -15,6 +15,8 @@
 #include "formfactor/embree_scene.h"
 #include "cuda/gpu_hemicube.h"
 #include "formfactor/hemicube.h"
+#include "formfactor/hemicube_bvh.h"
+#include "formfactor/hemicube_rows.h"
 #include "solver/hemicube_gathering.h"
 #include "io/csr_hdf5.h"
 #include "io/raw_matrix.h"
@@ -23,6 +25,7 @@
 #include "util/error.h"
 #include "util/interrupts.h"
 #include "util/memory_budget.h"
+#include "util/mpi_check.h"
 
 namespace rad {
 
@@ -54,10 +57,11 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_
   if (o_.op == FormFactorOperator::kAuto && (o_.normalizeRows || !o_.raw.empty())) o_.op = FormFactorOperator::kDense;
   if (Sparse()) CheckSparseOptions();
   if (o_.checkpoint.On()) {
-    if (Hemicube()) throw InputError("--checkpoint-dir: checkpoints are of the kernel's dense rows, not of --method hemicube");
-    if (exec_.UsedBackend() == Backend::kGpu)
-      throw InputError("--checkpoint-dir: the GPU backend does not write checkpoints yet; use --backend cpu or leave "
-                       "out --checkpoint-dir");
+    if (o_.hemicubeGather)
+      throw InputError("--checkpoint-dir: --hemicube-mode gather keeps no rows to checkpoint (use --hemicube-mode rows)");
+    if (exec_.UsedBackend() == Backend::kGpu && !Hemicube())
+      throw InputError("--checkpoint-dir: the GPU backend does not write checkpoints of the kernel's rows yet; use "
+                       "--backend cpu (or --method hemicube) or leave out --checkpoint-dir");
     if (!(o_.checkpoint.everyMinutes >= 0)) throw InputError("--checkpoint-every must be 0 or more minutes");
   } else if (o_.checkpoint.restart) {
     throw InputError("--restart needs --checkpoint-dir: the folder to continue from");
@@ -174,7 +178,8 @@ void FormFactorJob::Prepare() {
   if (Hemicube()) {
     distribution_ = Distribution::kBlock;  // CSR rows: one range per rank, as a CSR file has them
     f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
-    return PrepareHemicube();
+    PrepareHemicube();
+    return PrepareCheckpoint();
   }
   if (o_.op == FormFactorOperator::kAuto) return ChooseOperator(rank, size);
   if (Sparse()) distribution_ = Distribution::kBlock;  // a CSR file's rows are one range per rank
@@ -195,13 +200,29 @@ JobIdentity FormFactorJob::Identity() const {
                                    {"seed", std::to_string(o_.seed)},
                                    {"quadrature_tolerance", tolerance},
                                    {"precision", PrecisionName(o_.precision)}});
+  if (Hemicube())  // the GPU's rows are traced on another BVH than Embree's: not the same bits
+    identity.insert(identity.end(), {{"method", "hemicube"},
+                                     {"hemicube_resolution", std::to_string(o_.hemicube.resolution)},
+                                     {"hemicube_rotation", o_.hemicube.rotate ? "1" : "0"},
+                                     {"backend", BackendName(exec_.UsedBackend())}});
   return identity;
 }
 
-// Collective, once the operator is dense: the checkpoint folder taken, and read back with --restart.
+// Collective, once the operator is dense (or the rows the hemicube's): the checkpoint folder taken, and read back
+// with --restart.
 void FormFactorJob::PrepareCheckpoint() {
   if (!o_.checkpoint.On()) return;
-  checkpoint_ = std::make_unique<RowCheckpoint>(MPI_COMM_WORLD, o_.checkpoint, Identity(), patchCount_, exec_.Talks());
+  checkpoint_ = std::make_unique<RowCheckpoint>(MPI_COMM_WORLD, o_.checkpoint, Identity(), patchCount_, exec_.Talks(),
+                                                Hemicube() ? CheckpointRows::kCsr : CheckpointRows::kDense);
+}
+
+// Rows in rounds for checkpoints: at least 4 rows a thread (at most 256 rounds), as many on every rank, so that a
+// checkpoint (or a signal's) waits for at most a round.
+int FormFactorJob::AgreedRoundCount() const {
+  const long long mostRows = (patchCount_ + exec_.Ranks() - 1) / exec_.Ranks();
+  long long count = std::clamp<long long>(mostRows / (4LL * exec_.Threads()), 1, 256), agreed = 1;
+  RAD_MPI(MPI_Allreduce(&count, &agreed, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD));
+  return int(agreed);
 }
 
 void FormFactorJob::DiscardCheckpoint() {
@@ -231,7 +252,8 @@ void FormFactorJob::PrepareHemicube() {
   const double perRow =
       o_.hemicubeGather ? 0.0 : double(std::min<long long>(patchCount_, HemicubePixels(o_.hemicube.resolution)));
   const double entryBytes = (f_.precision == Precision::kFloat ? 4 : 8) + sizeof(int32_t);
-  // Each row's entries are held twice while the rows are joined into one CSR array.
+  // Each row's entries are held twice while the rows are joined into one CSR array (or, with checkpoints, while
+  // a restart's rows read back wait for their round beside the rows made).
   const double need = double(f_.RowCount()) * perRow * entryBytes * 2 +
                       double(patchCount_) * (kBytesPerPatch + 64 + 8.0 * exec_.Threads());
   memory_ = CheckMemoryNeed(MPI_COMM_WORLD, need, o_.memoryLimit, [&](double worst, double limit,
@@ -268,22 +290,108 @@ SolverResult FormFactorJob::RunGathering(double tolerance, int maxIterations) {
   hemicubeRays_ = (long long)f_.rows.size() * HemicubePixels(o_.hemicube.resolution) * result.sweeps;
   exec_.Timers().SetCounter("solver sweeps", exec_.Rank() == 0 ? result.sweeps : 0);
   double mn = HUGE_VAL, mx = -HUGE_VAL, total = 0;
-  for (double s : rowSums) mn = std::min(mn, s), mx = std::max(mx, s), total += s;
-  double gmn = 0, gmx = 0, gtotal = 0;
+  for (double s : rowSums) mn = std::min(mn, s), mx = std::max(mx, s);
+  for (double s : GatherPerPatch(rowSums)) total += s;  // in row order: the same bits for any rank count
+  double gmn = 0, gmx = 0;
   MPI_Allreduce(&mn, &gmn, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(&total, &gtotal, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  closure_ = ClosureStats{gmn, gtotal / double(std::max<long long>(patchCount_, 1)), gmx};
+  closure_ = ClosureStats{gmn, total / double(std::max<long long>(patchCount_, 1)), gmx};
   SummariseSparse(rowSums);
   return result;
 }
 
 void FormFactorJob::RunHemicube() {
   ScopedPhase phase(exec_.Timers(), "hemicube rows");
+  if (checkpoint_) return RunHemicubeInRounds();
   if (exec_.UsedBackend() == Backend::kGpu)  // the pixels on the project's BVH, the same rows' code
     ComputeHemicubeRowsGpu(scene_, geometry_.patches, f_.rows, o_.hemicube, f_, hemicubeRays_);
   else
     ComputeHemicubeRowsCpu(scene_, geometry_.patches, f_.rows, o_.hemicube, f_, hemicubeRays_, exec_.Talks());
+}
+
+// With checkpoints: the rank's rows in rounds. Each hemicube row is traced whole on its own, so a row is done
+// with its round; a restart reads the rows the checkpoint holds back rather than tracing them again (the same
+// bits: a row's hemicube depends on the row alone).
+void FormFactorJob::RunHemicubeInRounds() {
+  const std::vector<long long> &rows = f_.rows;
+  const size_t local = rows.size();
+  const int rounds = AgreedRoundCount();
+  FormFactorRows restored;  // the checkpoint's rows of this rank, the others empty
+  restored.n = f_.n;
+  restored.rows = rows;
+  restored.precision = f_.precision;
+  checkpoint_->Restore(restored);
+  const std::vector<uint8_t> wasDone = checkpoint_->Done();
+  auto doneBefore = [&](size_t r) { return !wasDone.empty() && wasDone[size_t(rows[r])] != 0; };
+  std::vector<uint8_t> done = wasDone.empty() ? std::vector<uint8_t>(size_t(patchCount_), 0) : wasDone;
+  long long toTrace = 0;
+  for (size_t r = 0; r < local; ++r) toTrace += doneBefore(r) ? 0 : 1;
+
+  const bool gpu = exec_.UsedBackend() == Backend::kGpu;
+  std::unique_ptr<HemicubeTracer> tracer;
+  if (!gpu) tracer = std::make_unique<HemicubeTracer>(scene_, geometry_.patches);
+  Progress progress("hemicube rows", toTrace, exec_.Talks() && !gpu);
+  StartCsrRows(f_);
+  HoldInterrupts(true);  // a signal now writes a checkpoint at the end of the round, then stops
+  size_t made = 0;       // rows [0, made) of f_ are done
+  for (int k = 0; k < rounds; ++k) {
+    const size_t end = local * size_t(k + 1) / size_t(rounds);
+    FormFactorRows traced;
+    traced.n = f_.n;
+    traced.precision = f_.precision;
+    for (size_t r = made; r < end; ++r)
+      if (!doneBefore(r)) traced.rows.push_back(rows[r]);
+    long long rays = 0;
+    StartCsrRows(traced);
+    if (gpu && !traced.rows.empty()) ComputeHemicubeRowsGpu(scene_, geometry_.patches, traced.rows, o_.hemicube, traced, rays);
+    else if (!gpu) AppendHemicubeRowsCpu(*tracer, geometry_.patches, traced.rows, o_.hemicube, traced, &progress);
+    for (size_t r = made, q = 0; r < end; ++r) {
+      if (doneBefore(r)) f_.AppendCsrRow(restored, r);
+      else f_.AppendCsrRow(traced, q++);
+      done[size_t(rows[r])] = 1;
+    }
+    made = end;
+    RAD_MPI(MPI_Allreduce(MPI_IN_PLACE, done.data(), int(done.size()), MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD));
+    // A checkpoint holds the rows made, then those read back that wait for a later round: f_'s arrays are lent
+    // to it for the write (no copy) and the waiting rows appended, then taken off again.
+    FormFactorRows lent;
+    bool assembled = false;
+    checkpoint_->AfterRound(
+        [&]() -> const FormFactorRows & {
+          lent.n = f_.n;
+          lent.rows = rows;
+          lent.precision = f_.precision;
+          lent.storage = Storage::kCsr;
+          lent.indptr = std::move(f_.indptr);
+          lent.columns = std::move(f_.columns);
+          lent.f64 = std::move(f_.f64);
+          lent.f32 = std::move(f_.f32);
+          assembled = true;
+          for (size_t r = made; r < local; ++r) {
+            if (doneBefore(r)) lent.AppendCsrRow(restored, r);
+            else lent.indptr.push_back(lent.indptr.back());
+          }
+          return lent;
+        },
+        done, FormFactorCounters{});
+    if (assembled) {
+      lent.indptr.resize(made + 1);
+      const size_t entries = size_t(lent.indptr.back());
+      lent.columns.resize(entries);
+      if (f_.precision == Precision::kDouble) lent.f64.resize(entries);
+      else lent.f32.resize(entries);
+      f_.indptr = std::move(lent.indptr);
+      f_.columns = std::move(lent.columns);
+      f_.f64 = std::move(lent.f64);
+      f_.f32 = std::move(lent.f32);
+    }
+  }
+  progress.Finish();
+  HoldInterrupts(false);
+  const int signal = AgreedPendingInterrupt(MPI_COMM_WORLD);
+  if (signal != 0) StopForInterrupt(signal, "stopped; the last checkpoint is complete");
+  // The rays of every row, as a run never stopped counts them (a row's rays are fixed by the resolution).
+  hemicubeRays_ = (long long)local * HemicubePixels(o_.hemicube.resolution);
 }
 
 // --operator auto: dense when its memory check passes, else the operator beyond it (said in one line, also
@@ -542,21 +650,30 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
 
 // Each row's sky view factor, the share of its light that leaves the scene: 1 less its kept entries and what
 // it dropped (in a closed scene, the quadrature's and the estimate's error). Reduced over the ranks for the report.
+// Collective: one value per local row to one per patch, on every rank (each patch's from its owner alone: exact).
+std::vector<double> FormFactorJob::GatherPerPatch(const std::vector<double> &perRow) const {
+  std::vector<double> mine(size_t(patchCount_), 0.0), all(size_t(patchCount_), 0.0);
+  for (size_t r = 0; r < f_.RowCount(); ++r) mine[size_t(f_.rows[r])] = perRow[r];
+  RAD_MPI(MPI_Allreduce(mine.data(), all.data(), int(patchCount_), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+  return all;
+}
+
 void FormFactorJob::SummariseSparse(const std::vector<double> &rowSums) {
   skyViewFactor_.resize(f_.RowCount());
-  double droppedSum = 0, droppedMax = 0, skyMin = HUGE_VAL, skyMax = -HUGE_VAL, skySum = 0;
+  std::vector<double> dropped(f_.RowCount(), 0.0);  // hemicube rows drop nothing
+  double droppedMax = 0, skyMin = HUGE_VAL, skyMax = -HUGE_VAL;
   for (size_t r = 0; r < f_.RowCount(); ++r) {
-    const double dropped = f_.dropped.empty() ? 0.0 : f_.dropped[r];  // hemicube rows drop nothing
-    skyViewFactor_[r] = 1 - rowSums[r] - dropped;
-    droppedSum += dropped;
-    droppedMax = std::max(droppedMax, dropped);
+    if (!f_.dropped.empty()) dropped[r] = f_.dropped[r];
+    skyViewFactor_[r] = 1 - rowSums[r] - dropped[r];
+    droppedMax = std::max(droppedMax, dropped[r]);
     skyMin = std::min(skyMin, skyViewFactor_[r]);
     skyMax = std::max(skyMax, skyViewFactor_[r]);
-    skySum += skyViewFactor_[r];
   }
-  double sums[2] = {droppedSum, skySum}, allSums[2] = {};
+  // The means summed in row order, every row's value on every rank: the same bits for any rank count.
+  double allSums[2] = {0, 0};
+  for (double d : GatherPerPatch(dropped)) allSums[0] += d;
+  for (double v : GatherPerPatch(skyViewFactor_)) allSums[1] += v;
   double maxima[3] = {droppedMax, skyMax, -skyMin}, allMaxima[3] = {};
-  MPI_Allreduce(sums, allSums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(maxima, allMaxima, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   const double n = double(std::max<long long>(patchCount_, 1));
   long long nonzeros = Hemicube() ? (long long)f_.columns.size() : sparseTotals_.kept, allNonzeros = nonzeros;
@@ -565,16 +682,12 @@ void FormFactorJob::SummariseSparse(const std::vector<double> &rowSums) {
                                  allNonzeros};
 }
 
-// Dense rows; with checkpoints, in rounds of at least 4 rows a thread (at most 256 rounds), so that a checkpoint
-// (or a signal's) waits for at most a round.
+// Dense rows; with checkpoints, in rounds (AgreedRoundCount).
 void FormFactorJob::RunDense(const FormFactorOptions &ff, const RowOwners &owners) {
   const bool narrow = f_.precision == Precision::kFloat;
   RowRounds rounds;
   if (checkpoint_) {
-    const long long mostRows = (patchCount_ + exec_.Ranks() - 1) / exec_.Ranks();
-    long long count = std::clamp<long long>(mostRows / (4LL * exec_.Threads()), 1, 256), agreed = 1;
-    MPI_Allreduce(&count, &agreed, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-    rounds.count = int(agreed);
+    rounds.count = AgreedRoundCount();
     rounds.done = checkpoint_->Done();
     rounds.restore = [&] { checkpoint_->Restore(f_); };
     rounds.after = [&](const std::vector<uint8_t> &done, const FormFactorCounters &mine) {
@@ -621,28 +734,23 @@ void FormFactorJob::Run() {
 
   ReportInterpenetrations();
 
-  // Closure: each row's sum as held, reduced over ranks (sums are per row and sequential: thread-count
-  // independent).
-  double mn = std::numeric_limits<double>::infinity(), mx = -mn, total = 0;
+  // Closure: each row's sum as held (sums are per row and sequential: thread-count independent), every row's on
+  // every rank, and their mean summed in row order: the same bits for any rank count.
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn;
   std::vector<double> rowSums(f_.RowCount());
   for (size_t r = 0; r < f_.RowCount(); ++r) {
     const double s = f_.RowSum(r);
     rowSums[r] = s;
     mn = std::min(mn, s);
     mx = std::max(mx, s);
-    total += s;
   }
-  double gmn = 0, gmx = 0, gtotal = 0;
+  double gmn = 0, gmx = 0;
   MPI_Allreduce(&mn, &gmn, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&mx, &gmx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(&total, &gtotal, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  closure_ = ClosureStats{gmn, patchCount > 0 ? gtotal / double(patchCount) : 0, gmx};
-  {
-    std::vector<double> mine(size_t(patchCount), 0.0);
-    for (size_t r = 0; r < f_.RowCount(); ++r) mine[size_t(f_.rows[r])] = rowSums[r];
-    allRowSums_.assign(size_t(patchCount), 0.0);
-    MPI_Allreduce(mine.data(), allRowSums_.data(), int(patchCount), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  }
+  allRowSums_ = GatherPerPatch(rowSums);
+  double total = 0;
+  for (double s : allRowSums_) total += s;
+  closure_ = ClosureStats{gmn, patchCount > 0 ? total / double(patchCount) : 0, gmx};
   if (Sparse() || Hemicube()) SummariseSparse(rowSums);
   // Exact entries are within --quadrature-tolerance (relative) each, float32 ones rounded once more; rays are
   // a few percent off.

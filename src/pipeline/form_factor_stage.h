@@ -57,7 +57,7 @@ struct FormFactorJobOptions {
   HemicubeOptions hemicube;  // --method hemicube: resolution and rotation (its seed is `seed`)
   bool hemicubeGather = false;  // `run --hemicube-mode gather`: no rows; hemicubes traced again every iteration
   std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
-  CheckpointOptions checkpoint;  // --checkpoint-dir, --checkpoint-every, --restart (dense rows on the CPU)
+  CheckpointOptions checkpoint;  // --checkpoint-dir, --checkpoint-every, --restart (dense rows on the CPU; hemicube rows)
   // Outputs (empty = not written).
   std::string output, raw, timings;
 };
@@ -154,6 +154,9 @@ class FormFactorJob {
   void CheckTexelMemory();
   void PrepareHemicube();
   void RunHemicube();
+  void RunHemicubeInRounds();
+  int AgreedRoundCount() const;  // collective
+  std::vector<double> GatherPerPatch(const std::vector<double> &perRow) const;  // collective
   bool Hemicube() const { return o_.method == FormFactorMethod::kHemicube; }
   // The refusal of the sparse rows' memory check: before the walks (rowsDone -1: geometry and trees alone), before
   // the rows (0), or before a block of them (the rows done).

@@ -9,7 +9,11 @@
 #include <fstream>
 #include <iterator>
 
+#include "io/csr_hdf5.h"
 #include "io/formfactor_input.h"
+#include "io/hdf5_util.h"
+#include "io/radiosity_file.h"
+#include "io/radiosity_file_reader.h"
 #include "io/raw_matrix.h"
 #include "pipeline/solve_checkpoint.h"
 #include "util/agree.h"
@@ -24,6 +28,21 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 constexpr const char *kFormat = "radiosity row checkpoint 1";
+
+const char *RowsName(CheckpointRows storage) { return storage == CheckpointRows::kCsr ? "csr" : "dense"; }
+
+// Rank 0: the checkpoint's CSR file checked for n rows (complete, datasets of the right shapes), its layout.
+CsrLayout InspectCsrCheckpoint(const std::string &path, long long n) {
+  if (!std::filesystem::exists(path)) throw InputError(path + ": the checkpoint's matrix is missing");
+  try {
+    RadiosityFileReader file(path);
+    if (!file.Complete()) throw InputError(path + ": incomplete (complete != 1)");
+    return InspectCsr(file.File(), path, n);
+  } catch (const InputError &e) {
+    throw InputError(std::string("the checkpoint's matrix is damaged: ") + e.what() +
+                     "; remove the checkpoint to start again");
+  }
+}
 
 }  // namespace
 
@@ -50,8 +69,9 @@ std::string IdentityDifferences(const Json &was, const KeyValues &identity) {
   return StampDifferences(there, identity);
 }
 
-RowCheckpoint::RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdentity job, long long n, bool talk)
-    : comm_(comm), o_(std::move(options)), job_(std::move(job)), n_(n), talk_(talk) {
+RowCheckpoint::RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdentity job, long long n, bool talk,
+                             CheckpointRows storage)
+    : comm_(comm), o_(std::move(options)), job_(std::move(job)), n_(n), talk_(talk), storage_(storage) {
   json_ = JsonPathIn(o_.dir);
   RefuseUnlessRestarting(comm_, o_);
   OnRankZero(comm_, [&] {
@@ -82,7 +102,8 @@ void RowCheckpoint::RefuseUnlessRestarting(MPI_Comm comm, const CheckpointOption
 }
 
 std::string RowCheckpoint::MatrixPath(long long generation) const {
-  return (std::filesystem::path(o_.dir) / ("formfactors-" + std::to_string(generation) + ".raw")).string();
+  const char *extension = storage_ == CheckpointRows::kCsr ? ".h5" : ".raw";
+  return (std::filesystem::path(o_.dir) / ("formfactors-" + std::to_string(generation) + extension)).string();
 }
 
 void RowCheckpoint::Read(const std::string &text) {
@@ -98,6 +119,8 @@ void RowCheckpoint::Read(const std::string &text) {
     const long long patches = j.at("patches").get<long long>();
     std::string differ = IdentityDifferences(j.at("job"), job_);  // the job's stamp holds the patch count
     if (differ.empty() && patches != n_) differ = "patches (" + std::to_string(patches) + " there)";
+    const std::string rows = j.value("rows", "dense");  // checkpoints of dense rows said nothing at first
+    if (differ.empty() && rows != RowsName(storage_)) differ = "rows (" + rows + " there, " + RowsName(storage_) + " here)";
     if (!differ.empty())
       refuse("the checkpoint is of another job: " + differ + "; run that job's command with --restart, or remove "
              "the checkpoint to start again");
@@ -119,6 +142,10 @@ void RowCheckpoint::Read(const std::string &text) {
   }
   const std::string matrix = MatrixPath(generation_);
   OnRankZero(comm_, [&] {
+    if (storage_ == CheckpointRows::kCsr) {
+      InspectCsrCheckpoint(matrix, n_);
+      return;
+    }
     std::error_code error;
     const auto size = std::filesystem::file_size(matrix, error);
     const auto expected = 4 + 8 * uintmax_t(n_) * uintmax_t(n_);
@@ -141,6 +168,25 @@ void RowCheckpoint::Restore(FormFactorRows &f) const {
   const std::string matrix = MatrixPath(generation_);
   const long long n = n_;
   bool ok = true;
+  if (storage_ == CheckpointRows::kCsr) {
+    CsrLayout layout;
+    OnRankZero(comm_, [&] { layout = InspectCsrCheckpoint(matrix, n); });
+    int isFloat = layout.dataIsFloat ? 1 : 0;
+    RAD_MPI(MPI_Bcast(&isFloat, 1, MPI_INT, 0, comm_));
+    layout.dataIsFloat = isFloat != 0;
+    layout.indptr.resize(size_t(n) + 1);
+    RAD_MPI(MPI_Bcast(layout.indptr.data(), int(layout.indptr.size()), MPI_LONG_LONG, 0, comm_));
+    H5Handle fapl(RAD_H5(H5Pcreate(H5P_FILE_ACCESS)));
+    RAD_H5(H5Pset_fapl_mpio(fapl, comm_, MPI_INFO_NULL));
+    H5Handle file(RAD_H5(H5Fopen(matrix.c_str(), H5F_ACC_RDONLY, fapl)));
+    const Precision wanted = f.precision;
+    ReadCsrRowsAsCsr(comm_, file, matrix, layout, f);
+    ok = f.precision == wanted;  // the job's identity names its precision: another one is a damaged file
+    for (size_t k = 0; ok && k < size_t(f.StoredEntries()); ++k) ok = std::isfinite(f.Value(k)) && f.Value(k) >= 0;
+    AgreeOrThrow(comm_, ok, matrix + ": the checkpoint's matrix holds negative or non-finite entries, or entries of "
+                                "another precision; remove the checkpoint to start again");
+    return;
+  }
   ReadRawMatrixRowBlocks(comm_, matrix, n, f.rows, [&](long long begin, long long count, const double *values) {
     const size_t first = size_t(begin) * size_t(n), entries = size_t(count) * size_t(n);
     for (size_t k = 0; k < entries; ++k) {
@@ -155,6 +201,11 @@ void RowCheckpoint::Restore(FormFactorRows &f) const {
 }
 
 void RowCheckpoint::AfterRound(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &mine) {
+  AfterRound([&]() -> const FormFactorRows & { return f; }, done, mine);
+}
+
+void RowCheckpoint::AfterRound(const std::function<const FormFactorRows &()> &rows, const std::vector<uint8_t> &done,
+                               const FormFactorCounters &mine) {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   long long doneRows = 0;
@@ -177,7 +228,7 @@ void RowCheckpoint::AfterRound(const FormFactorRows &f, const std::vector<uint8_
   RAD_MPI(MPI_Allreduce(counts, sums, kCounts, MPI_LONG_LONG, MPI_SUM, comm_));
   for (int k = 0; k < kCounts; ++k) *all.Fields()[size_t(k)] += sums[k];
   const double start = MPI_Wtime();
-  Write(f, done, all);
+  Write(rows(), done, all);
   if (talk_)
     std::fprintf(stderr, "radiosity: checkpoint: the pairs of %lld of %lld rows, written to %s in %.2f s\n", doneRows,
                  n_, o_.dir.c_str(), MPI_Wtime() - start);
@@ -193,11 +244,18 @@ void RowCheckpoint::AfterRound(const FormFactorRows &f, const std::vector<uint8_
 
 void RowCheckpoint::Write(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &all) {
   const long long generation = generation_ + 1;
-  WriteRawMatrix(comm_, MatrixPath(generation), f);
+  if (storage_ == CheckpointRows::kCsr) {
+    RadiosityFileWriter writer(comm_, MatrixPath(generation));
+    WriteCsrFormFactors(comm_, writer.File(), f, {}, Attributes{});
+    writer.Commit();  // flushed before the rename
+  } else {
+    WriteRawMatrix(comm_, MatrixPath(generation), f);
+  }
   OnRankZero(comm_, [&] {
     Json j;
     j["format"] = kFormat;
     j["patches"] = n_;
+    j["rows"] = RowsName(storage_);
     Json job = Json::object();
     for (const auto &[key, value] : job_) job[key] = value;
     j["job"] = job;
@@ -257,6 +315,7 @@ void RowCheckpoint::Remove() {
     RemoveNumbered(o_.dir, SolveCheckpoint::kIteratePrefix, SolveCheckpoint::kIterateSuffix);
     std::filesystem::remove(json_, ignored);
     RemoveNumbered(o_.dir, "formfactors-", ".raw");
+    RemoveNumbered(o_.dir, "formfactors-", ".h5");
   });
 }
 

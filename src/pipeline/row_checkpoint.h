@@ -1,10 +1,15 @@
-// Checkpoints of the dense rows of F (`--checkpoint-dir D`), so that a run killed by a time limit, a node failure
-// or a signal continues where it was with `--restart`, at the same or another rank count, and ends with the bits
-// of a run never stopped. The rows are computed in rounds (cpu_form_factors.h: RowRounds); after a round every
-// pair computed so far is in its owners' rows, and a checkpoint is those rows as they are, written by all ranks:
+// Checkpoints of the rows of F (`--checkpoint-dir D`), so that a run killed by a time limit, a node failure or a
+// signal continues where it was with `--restart`, at the same or another rank count, and ends with the bits of a
+// run never stopped. The rows are computed in rounds (cpu_form_factors.h: RowRounds; the hemicube's rows in
+// form_factor_stage.cpp); after a round every pair computed so far is in its owners' rows, and a checkpoint is
+// those rows as they are, written by all ranks:
 //
-//   D/formfactors-<generation>.raw   the N x N matrix in the raw format (io/raw_matrix.h): the entries of the done
-//                                    pairs, 0 elsewhere (float rows widened, so read back exactly)
+//   D/formfactors-<generation>.raw   dense rows (the kernel's): the N x N matrix in the raw format
+//                                    (io/raw_matrix.h), the entries of the done pairs, 0 elsewhere (float rows
+//                                    widened, so read back exactly)
+//   D/formfactors-<generation>.h5    CSR rows (the hemicube's, each row whole on its own): the CSR datasets of the
+//                                    project's HDF5 file (io/csr_hdf5.h), the done rows' entries in their own
+//                                    precision, the other rows empty
 //   D/checkpoint.json                which rows' pairs are done (ranges of rows), the job they belong to (the
 //                                    scene files' hash, patches and every option F depends on), the counts of the
 //                                    done pairs' work, and the generation of the matrix
@@ -19,6 +24,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,12 +53,16 @@ bool ReadCheckpointText(MPI_Comm comm, const std::string &path, std::string &tex
 // "key (there, here), ..." ("" when none).
 std::string IdentityDifferences(const nlohmann::ordered_json &was, const KeyValues &identity);
 
+// How the checkpoint holds the rows: as the job holds them.
+enum class CheckpointRows { kDense, kCsr };
+
 class RowCheckpoint {
  public:
   // Collective. Makes the folder if missing. With `restart`, reads its checkpoint if it has one, checking that it
   // belongs to `job` and to n patches, and that its matrix is whole; without, refuses a folder that holds one
   // (InputError on every rank, naming the file and what is wrong).
-  RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdentity job, long long n, bool talk);
+  RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdentity job, long long n, bool talk,
+                CheckpointRows storage = CheckpointRows::kDense);
   // Collective, before any work: without --restart, InputError on every rank if the folder holds a checkpoint
   // (continuing it, or losing it, is the user's choice).
   static void RefuseUnlessRestarting(MPI_Comm comm, const CheckpointOptions &options);
@@ -63,12 +73,16 @@ class RowCheckpoint {
   long long DoneRows() const { return doneRows_; }
   // All ranks' counts of the work of the done pairs, as the run that computed them counted it.
   const FormFactorCounters &DoneCounters() const { return doneCounters_; }
-  // Collective: this rank's rows of `f` (allocated, in its precision) from the checkpoint's matrix.
+  // Collective: this rank's rows of `f` from the checkpoint's matrix. Dense: into rows allocated in their
+  // precision. CSR: f.rows (f.n set) made CSR rows in the stored precision, the rows not done empty.
   void Restore(FormFactorRows &f) const;
   // Collective, after a round: `done` (per patch) the rows whose pairs are all in the rows of `f`, `mine` this
   // rank's counts of this run's work. Writes a checkpoint when the interval has passed since the last, when a
   // signal came (and then stops the process: exit 128 + signal) or when every row is done.
   void AfterRound(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &mine);
+  // The same, with the rows asked for only when a checkpoint is written (`rows` may assemble them then).
+  void AfterRound(const std::function<const FormFactorRows &()> &rows, const std::vector<uint8_t> &done,
+                  const FormFactorCounters &mine);
   // Collective: removes the checkpoint (and the solve's, solve_checkpoint.h), once the job's outputs are complete.
   void Remove();
 
@@ -88,6 +102,7 @@ class RowCheckpoint {
   JobIdentity job_;
   long long n_ = 0;
   bool talk_ = false;
+  CheckpointRows storage_ = CheckpointRows::kDense;
   std::string json_;
   long long generation_ = 0;  // of the matrix checkpoint.json names (0: none yet)
   std::vector<uint8_t> done_;

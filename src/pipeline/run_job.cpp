@@ -80,10 +80,10 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
       } else {
         job->Run();
         o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job
-        // With the rows' checkpoint, the solver's iterate. PETSc's Krylov solve keeps none: no keeper, so that a
-        // signal during it is not held until it ends.
+        // With the rows' checkpoint, the solver's iterate. PETSc's Krylov solve and the GPU's sweeps keep none: no
+        // keeper, so that a signal during them is not held until they end.
         std::unique_ptr<SolveCheckpoint> kept;
-        if (job->Checkpoint() != nullptr && o.solve.solver != SolverMethod::kGmres)
+        if (job->Checkpoint() != nullptr && o.solve.solver != SolverMethod::kGmres && o.solve.backend != Backend::kGpu)
           kept = std::make_unique<SolveCheckpoint>(MPI_COMM_WORLD, *job->Checkpoint(), o.formFactors.checkpoint,
                                                    SolverOptionsFor(o.solve, quiet), job->Rows().rows, exec.Talks());
         result = SolveStep(o.solve, job->Geometry().patches, job->Rows(), exec.Timers(), quiet, kept.get());

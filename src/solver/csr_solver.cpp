@@ -86,6 +86,9 @@ class CsrSweeps {
 
   std::vector<double> Radiance() const { return Interleave(start_, size_t(s_.F->n)); }
   void Exchange() { GatherInto(comm_, setup_.exchange, packed_, gathered_, x_); }
+  // B^k once exchanged (every patch's values), to keep for a restart and to continue from (solve_iteration.h).
+  std::vector<double> Iterate() const { return Interleave(x_, size_t(s_.F->n)); }
+  void SetIterate(const std::vector<double> &b) { Deinterleave(b, x_); }
 
  private:
   // Adds the far links' share of row r (hierarchical operator), read from B^k: node means and patch values, and

@@ -19,6 +19,13 @@ a checkpoint after every round of rows):
     restarted on 1 rank, it says the iterate is of another split of the rows and solves from B = E, to the
     tolerance; SIGTERM during the solve keeps the iterate, stops with exit 143 and one line naming the sweep, and
     the restart continues from that sweep to the same bits.
+  - `--method hemicube` (CSR rows, each traced whole; the checkpoint's matrix an HDF5 CSR file): killed with
+    SIGKILL at 40 % on 2 ranks and restarted on 3 (each rank's block then holds rows done and rows to trace), and
+    stopped by SIGTERM (float rows, one process) and restarted on 2 ranks: indptr, indices, data and the summary
+    attributes are the uninterrupted run's; `run` with hemicube rows killed during the solve continues from the
+    CSR sweeps' kept iterate to the same B and residuals; refused with exit 2 and one line: `--hemicube-mode
+    gather` with a checkpoint, a checkpoint of the kernel's rows (another job: the method named), a truncated
+    matrix (named, "damaged").
 
 Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_SOURCE_DIR).
 Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_checkpoint.py [-v]
@@ -101,7 +108,10 @@ class Interrupting(CliTestCase):
         proc.communicate(timeout=60)
 
 
-class TestCheckpoint(Interrupting):
+class UninterruptedFirst(Interrupting):
+    """The Cornell box with a sphere, and the subclass's job (`job`, `read`) run uninterrupted on 2 ranks in double
+    and float rows: the references a restarted run must equal."""
+
     @classmethod
     def setUpClass(cls):
         cls.shared = tempfile.mkdtemp(prefix="radiosity_checkpoint_")
@@ -120,6 +130,8 @@ class TestCheckpoint(Interrupting):
     def tearDownClass(cls):
         shutil.rmtree(cls.shared, True)
 
+
+class TestCheckpoint(UninterruptedFirst):
     @classmethod
     def job(cls, out, precision="double", folder=None):
         args = ["formfactors", "--input", cls.scene, "--subdiv", "2", "--precision", precision, "--output", out,
@@ -348,6 +360,129 @@ class TestSolveCheckpoint(Interrupting):
         said = self.restart(out, folder, None)
         self.assertIn("before sweep %d; continuing the solve" % kept, said[1])
         self.assertAsNeverStopped(out, None)
+
+    def test_hemicube_rows_keep_the_rows_and_the_iterate(self):
+        # CSR rows: the rows' checkpoint holds them in HDF5, and the CSR sweeps keep their iterate.
+        hemicube = ["--method", "hemicube", "--hemicube", "64"]
+        reference = self.path("reference")
+        proc = run(self.job(reference) + hemicube, ranks=2, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        out, folder = self.path("out"), self.path("checkpoint")
+        proc = self.start(self.job(out, folder) + hemicube, 2)
+        self.wait_for(proc, lambda: kept_sweep(os.path.join(folder, "solve.json")) >= 5, "the iterate of the fifth sweep")
+        self.kill(proc)
+        kept = kept_sweep(os.path.join(folder, "solve.json"))
+        proc = run(self.job(out, folder) + hemicube + ["--restart"], ranks=2, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        said = [line for line in program_stderr_lines(proc.stderr) if "restart:" in line]
+        self.assertEqual(len(said), 2, said)
+        self.assertIn("nothing left to compute", said[0])
+        self.assertIn("before sweep %d; continuing the solve" % kept, said[1])
+        self.assertEqual(sorted(os.listdir(folder)), [], "the checkpoint outlived the complete outputs")
+        B, residual, attrs = self.read(out)
+        want_B, want_residual, want_attrs = self.read(reference)
+        self.assertTrue(np.array_equal(B, want_B), "B differs from the uninterrupted run's")
+        self.assertTrue(np.array_equal(residual, want_residual), "the residual history differs")
+        self.assertEqual(attrs, want_attrs)
+
+HEMICUBE_ATTRIBUTES = ("nonzeros", "hemicube_rays", "row_sum_min", "row_sum_mean", "row_sum_max",
+                       "sky_view_factor_min", "sky_view_factor_mean", "sky_view_factor_max")
+
+
+class TestHemicubeCheckpoint(UninterruptedFirst):
+    """--method hemicube: the checkpoint holds CSR rows, each traced whole; a restart reads them back."""
+
+    @classmethod
+    def job(cls, out, precision="double", folder=None):
+        args = ["formfactors", "--input", cls.scene, "--subdiv", "2", "--method", "hemicube", "--hemicube", "128",
+                "--precision", precision, "--output", out]
+        if folder:
+            args += ["--checkpoint-dir", folder, "--checkpoint-every", "0"]
+        return args
+
+    @staticmethod
+    def read(out):
+        with h5py.File(out, "r") as f:
+            g = f["formfactors"]
+            arrays = tuple(g[name][...] for name in ("indptr", "indices", "data"))
+            return arrays, {name: float(g.attrs[name]) for name in HEMICUBE_ATTRIBUTES}
+
+    def restart(self, out, folder, ranks, precision="double", found=None):
+        proc = run(self.job(out, precision, folder) + ["--restart"], ranks=ranks, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        said = [line for line in proc.stderr.splitlines() if "restart:" in line]
+        self.assertEqual(len(said), 1, describe(proc))
+        self.assertIn("the pairs of %d of %d rows" % (found, PATCHES), said[0])
+        arrays, attributes = self.read(out)
+        want_arrays, want_attributes = self.reference[precision]
+        for name, got, want in zip(("indptr", "indices", "data"), arrays, want_arrays):
+            self.assertEqual(got.dtype, want.dtype, name)
+            self.assertTrue(np.array_equal(got, want), name + " differs from the uninterrupted run's")
+        self.assertEqual(attributes, want_attributes)
+        self.assertEqual(sorted(os.listdir(folder)), [], "the checkpoint outlived the complete outputs")
+
+    def test_killed_at_40_percent_restarted_on_3_ranks(self):
+        out, folder = self.path("f.h5"), self.path("checkpoint")
+        checkpoint = os.path.join(folder, "checkpoint.json")
+        proc = self.start(self.job(out, folder=folder), 2)
+        self.wait_for(proc, lambda: done_rows(checkpoint) >= 0.4 * PATCHES, "40 % of the rows")
+        self.kill(proc)
+        found = done_rows(checkpoint)
+        self.assertLess(found, PATCHES, "the run finished its rows before it was killed")
+        self.assertTrue(any(name.endswith(".h5") for name in os.listdir(folder)), os.listdir(folder))
+        self.assertFalse(os.path.exists(out))
+        # 3 ranks split the rows otherwise: each rank's block holds rows done and rows to trace.
+        self.restart(out, folder, 3, found=found)
+
+    def test_sigterm_writes_a_checkpoint_then_stops(self):
+        out, folder = self.path("f.h5"), self.path("checkpoint")
+        checkpoint = os.path.join(folder, "checkpoint.json")
+        proc = self.start(self.job(out, "float", folder), None)
+        self.wait_for(proc, lambda: done_rows(checkpoint) >= 0.2 * PATCHES, "20 % of the rows")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 143, err)
+        said = [line for line in program_stderr_lines(err) if "SIGTERM" in line]
+        self.assertEqual(len(said), 1, err)
+        self.assertIn("--restart", said[0])
+        found = done_rows(checkpoint)
+        self.assertGreater(found, 0)
+        self.assertFalse(os.path.exists(out))
+        self.assertEqual([name for name in os.listdir(folder) if name.endswith(".partial")], [])
+        self.restart(out, folder, 2, "float", found=found)
+
+    def test_refusals(self):
+        out, folder = self.path("f.h5"), self.path("checkpoint")
+        checkpoint = os.path.join(folder, "checkpoint.json")
+        proc = run(["run", "--input", self.scene, "--method", "hemicube", "--hemicube-mode", "gather",
+                    "--output-dir", self.path("out"), "--checkpoint-dir", folder], cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertIn("--hemicube-mode gather keeps no rows", proc.stderr)
+        # A checkpoint of the kernel's rows is of another job.
+        proc = self.start(TestCheckpoint.job.__func__(self, out, folder=folder), 2)
+        self.wait_for(proc, lambda: done_rows(checkpoint) > 0, "a checkpoint")
+        self.kill(proc)
+        proc = run(self.job(out, folder=folder) + ["--restart", "--quiet"], ranks=2, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        self.assertIn("another job", proc.stderr)
+        self.assertIn("method", proc.stderr)
+        self.assertTrue(os.path.exists(checkpoint), "a refused run removed the checkpoint")
+        # A damaged matrix: refused, naming it.
+        shutil.rmtree(folder)
+        proc = self.start(self.job(out, folder=folder), 2)
+        self.wait_for(proc, lambda: done_rows(checkpoint) > 0, "a checkpoint")
+        self.kill(proc)
+        matrix = [os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(".h5")]
+        self.assertEqual(len(matrix), 1, os.listdir(folder))
+        with open(matrix[0], "r+b") as fh:
+            fh.truncate(os.path.getsize(matrix[0]) // 2)
+        proc = run(self.job(out, folder=folder) + ["--restart", "--quiet"], ranks=2, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        lines = program_stderr_lines(proc.stderr)
+        self.assertEqual(len(lines), 1, describe(proc))
+        self.assertIn(matrix[0], lines[0])
+        self.assertIn("damaged", lines[0])
+
 
 if __name__ == "__main__":
     sys.exit(test_cli.run_tests(__file__))
