@@ -59,9 +59,6 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_
   if (o_.checkpoint.On()) {
     if (o_.hemicubeGather)
       throw InputError("--checkpoint-dir: --hemicube-mode gather keeps no rows to checkpoint (use --hemicube-mode rows)");
-    if (exec_.UsedBackend() == Backend::kGpu && !Hemicube())
-      throw InputError("--checkpoint-dir: the GPU backend does not write checkpoints of the kernel's rows yet; use "
-                       "--backend cpu (or --method hemicube) or leave out --checkpoint-dir");
     if (!(o_.checkpoint.everyMinutes >= 0)) throw InputError("--checkpoint-every must be 0 or more minutes");
   } else if (o_.checkpoint.restart) {
     throw InputError("--restart needs --checkpoint-dir: the folder to continue from");
@@ -199,12 +196,14 @@ JobIdentity FormFactorJob::Identity() const {
                                    {"shadow_rays", std::to_string(o_.shadowRays)},
                                    {"seed", std::to_string(o_.seed)},
                                    {"quadrature_tolerance", tolerance},
-                                   {"precision", PrecisionName(o_.precision)}});
-  if (Hemicube())  // the GPU's rows are traced on another BVH than Embree's: not the same bits
+                                   {"precision", PrecisionName(o_.precision)},
+                                   // The GPU computes each row whole (the cores each pair once, for two rows) and
+                                   // traces hemicubes on its own BVH: neither continues the other's checkpoint.
+                                   {"backend", BackendName(exec_.UsedBackend())}});
+  if (Hemicube())
     identity.insert(identity.end(), {{"method", "hemicube"},
                                      {"hemicube_resolution", std::to_string(o_.hemicube.resolution)},
-                                     {"hemicube_rotation", o_.hemicube.rotate ? "1" : "0"},
-                                     {"backend", BackendName(exec_.UsedBackend())}});
+                                     {"hemicube_rotation", o_.hemicube.rotate ? "1" : "0"}});
   return identity;
 }
 

@@ -57,7 +57,7 @@ struct FormFactorJobOptions {
   HemicubeOptions hemicube;  // --method hemicube: resolution and rotation (its seed is `seed`)
   bool hemicubeGather = false;  // `run --hemicube-mode gather`: no rows; hemicubes traced again every iteration
   std::string memoryLimit;  // --memory-limit (empty: the node's available memory shared among its ranks)
-  CheckpointOptions checkpoint;  // --checkpoint-dir, --checkpoint-every, --restart (dense rows on the CPU; hemicube rows)
+  CheckpointOptions checkpoint;  // --checkpoint-dir, --checkpoint-every, --restart (dense rows, hemicube rows)
   // Outputs (empty = not written).
   std::string output, raw, timings;
 };

@@ -27,6 +27,9 @@ a checkpoint after every round of rows):
     gather` with a checkpoint, a checkpoint of the kernel's rows (another job: the method named), a truncated
     matrix (named, "damaged").
 
+On a machine with a GPU for every rank (`--backend auto`), the same runs check the GPU's rows in rounds and its
+hemicubes.
+
 Environment: as test_cli.py (RAD_EXE, RAD_MPIEXEC, RAD_SOURCE_DIR).
 Run:  RAD_EXE=build/radiosity /usr/bin/python3 tests/cli/test_checkpoint.py [-v]
 """
