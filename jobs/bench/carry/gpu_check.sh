@@ -20,7 +20,7 @@ grep -E "^subdiv|GPU vs CPU|  (gpu|cpu)[ :]" $OUT/gpu_bench.log | tee -a $S
 echo "== CLI suite, 4 at a time, beside all gtests, with the device present ($(el) s)" | tee -a $S
 ( timeout 280 $RAD_BUILD_DIR/tests/radiosity_tests > /tmp/gtest_all.log 2>&1; echo "all gtests rc=$?" > /tmp/gtest_rc ) &
 printf '%s\n' test_sparse test_pipeline test_formats test_pathtrace test_compare test_vpl test_validate test_export \
-    test_cli test_memory | xargs -P 4 -I{} sh -c 'timeout 280 python3 tests/cli/{}.py > /tmp/cli_{}.log 2>&1; echo "{} rc=$? $(tail -1 /tmp/cli_{}.log)"' | tee -a $S
+    test_cli test_memory test_checkpoint test_lightmap | xargs -P 4 -I{} sh -c 'timeout 280 python3 tests/cli/{}.py > /tmp/cli_{}.log 2>&1; echo "{} rc=$? $(tail -1 /tmp/cli_{}.log)"' | tee -a $S
 wait; cat /tmp/gtest_rc | tee -a $S
 for f in /tmp/cli_*.log /tmp/gtest_all.log; do echo "##### $f"; cat $f; done > $OUT/tests.log
 echo "== city 16x16: hierarchical on the cores against dense GPU rows ($(el) s)" | tee -a $S
