@@ -1,6 +1,5 @@
 #include "pipeline/backend.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <stdexcept>
@@ -9,12 +8,12 @@
 
 #include "accel/bvh_builder.h"
 #include "formfactor/embree_scene.h"
+#include "formfactor/whole_row_rounds.h"
 #include "pathtrace/path_trace_image.h"
 #include "pipeline/path_trace_backend.h"
 #include "util/agree.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
-#include "util/mpi_check.h"
 // The GPU's entry points: cuda/*.cu in a build with CUDA, cuda/without_cuda.cpp (no device) in one without.
 #include "cuda/device_info.h"
 #include "cuda/device_select.h"
@@ -84,39 +83,6 @@ double FormFactorStagingBytes(Backend backend, bool floatRows) {
 
 namespace {
 
-// The GPU's rows in rounds, for checkpoints (RowRounds): the device computes every row whole on its own (no pair
-// is shared between two rows), so a round's rows are done when it ends, and the rows a checkpoint holds are not
-// computed again. Each round is one call of the device's rows (the device's buffers made again: at most 256 of
-// them), copied into the rank's rows.
-template <typename T>
-void ComputeRowsGpuInRounds(const FormFactorGeometry &geometry, const FlatBvh &bvh, const std::vector<long long> &rows,
-                            const FormFactorOptions &options, const RowOwners &owners, std::vector<T> &out,
-                            PhaseTimers &timers, FormFactorCounters &counters, const RowRounds &rounds) {
-  const size_t n = geometry.patches.size(), local = rows.size();
-  const int roundCount = std::max(1, rounds.count);
-  AllocateOnEveryRank(owners.comm, "the rank's rows of F", [&] { out.assign(local * n, T(0)); });
-  if (rounds.restore) rounds.restore();
-  auto doneBefore = [&](size_t r) { return !rounds.done.empty() && rounds.done[size_t(rows[r])] != 0; };
-  std::vector<uint8_t> doneNow = rounds.done.empty() ? std::vector<uint8_t>(n, 0) : rounds.done;
-  FormFactorCounters mine;  // this run's work
-  for (int k = 0; k < roundCount; ++k) {
-    const size_t begin = local * size_t(k) / size_t(roundCount), end = local * size_t(k + 1) / size_t(roundCount);
-    std::vector<long long> pick;
-    std::vector<size_t> at;  // where each picked row goes in `out`
-    for (size_t r = begin; r < end; ++r)
-      if (!doneBefore(r)) pick.push_back(rows[r]), at.push_back(r);
-    std::vector<T> part;
-    AllocateOnEveryRank(owners.comm, "the rank's rows of F", [&] {
-      ComputeRowsGpu(geometry, bvh, pick, options, part, timers, mine, false);
-    });
-    for (size_t q = 0; q < pick.size(); ++q) std::copy_n(part.begin() + long(q * n), n, out.begin() + long(at[q] * n));
-    for (size_t r = begin; r < end; ++r) doneNow[size_t(rows[r])] = 1;
-    RAD_MPI(MPI_Allreduce(MPI_IN_PLACE, doneNow.data(), int(n), MPI_UNSIGNED_CHAR, MPI_MAX, owners.comm));
-    if (rounds.after) rounds.after(doneNow, mine);
-  }
-  counters.Add(mine);
-}
-
 template <typename T>
 void ComputeRows(Backend backend, const Scene &scene, const Meshing &meshing, FormFactorGeometry &geometry,
                  const std::vector<long long> &rows, const FormFactorOptions &options, const RowOwners &owners,
@@ -133,8 +99,12 @@ void ComputeRows(Backend backend, const Scene &scene, const Meshing &meshing, Fo
       ScopedPhase phase(timers, "device memory");
       SelectDevice(owners.comm, backend);
     }
-    if (rounds != nullptr)
-      return ComputeRowsGpuInRounds(geometry, bvh, rows, options, owners, out, timers, counters, *rounds);
+    if (rounds != nullptr)  // the device computes each row whole
+      return ComputeWholeRowsInRounds(owners.comm, owners.patchCount, rows, *rounds, out, counters,
+                                      [&](const std::vector<long long> &pick, std::vector<T> &part,
+                                          FormFactorCounters &c) {
+                                        ComputeRowsGpu(geometry, bvh, pick, options, part, timers, c, false);
+                                      });
     // No MPI inside: a failed allocation on one rank is agreed on afterwards, so that all stop together.
     AllocateOnEveryRank(owners.comm, "the rank's rows of F", [&] {
       ComputeRowsGpu(geometry, bvh, rows, options, out, timers, counters, showProgress);
