@@ -86,7 +86,8 @@ Dense DenseRows(const FormFactorGeometry &g, const EmbreeScene &embree, const Fo
 FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree, const FormFactorOptions &options,
                           double dropBelow, SparseCounters &sparse, Precision precision = Precision::kDouble,
                           bool farLinks = false, bool elements = false, long long firstRow = 0,
-                          long long blockCandidates = 0, FormFactorCounters *entryCounters = nullptr) {
+                          long long blockCandidates = 0, FormFactorCounters *entryCounters = nullptr,
+                          bool rowsAlone = false) {
   FormFactorRows f;
   f.n = (long long)g.patches.size();
   f.precision = precision;
@@ -107,6 +108,7 @@ FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree
       CountSparseCandidates(g.patches, tree, f.rows, dropBelow, walk.get(), nullptr, farLinks);
   SparseStreaming streaming;
   streaming.blockCandidates = blockCandidates;
+  streaming.rowsAlone = rowsAlone;
   ComputeSparseRowsCpu(g, embree, tree, counts, dropBelow, farLinks, options, f, timers, counters, sparse, false,
                        nullptr, walk.get(), streaming);
   if (entryCounters != nullptr) *entryCounters = counters;
@@ -630,6 +632,50 @@ TEST(SparseOperator, RowsInManyBlocksAreTheRowsOfOneBlockWithEachPairEvaluatedOn
     }
     // Every pair once: fewer evaluations than candidates (most pairs are candidates of both rows).
     EXPECT_LT(double(manySparse.pairsEvaluated), 0.75 * double(manySparse.candidates));
+  }
+}
+
+TEST(SparseOperator, RowsAloneAreTheRowsThatShareTheirPairs) {
+  // Each row on its own (SparseStreaming::rowsAlone, what checkpoints take: a row is done when its block ends):
+  // the last two thirds of the rows computed alone, in small blocks, are those rows of the run of every row that
+  // shares each pair between its two rows, bit for bit: entries, dropped sums, far links. The sparse operator in
+  // a closed room, the hierarchical one with elements on a city (rays).
+  struct Case {
+    Scene scene;
+    double size, threshold;
+    bool hierarchical;
+  };
+  FormFactorOptions rays;
+  rays.pair.visibility = VisibilityMethod::kRays;
+  for (const Case &c : {Case{RoomWithBoxes(), 0.5, 1e-3, false}, Case{City(), 2, 1e-3, true}}) {
+    SCOPED_TRACE(c.hierarchical ? "city, hierarchical" : "room, sparse");
+    const FormFactorGeometry g = BuildFormFactorGeometry(c.scene, BySize(c.size));
+    const EmbreeScene embree(c.scene);
+    const FormFactorOptions options = c.hierarchical ? rays : FormFactorOptions{};
+    const long long n = (long long)g.patches.size(), first = n / 3;
+    SparseCounters sharedSparse, aloneSparse;
+    const FormFactorRows shared = SparseRows(g, embree, options, c.threshold, sharedSparse, Precision::kDouble,
+                                             c.hierarchical, c.hierarchical);
+    const FormFactorRows alone = SparseRows(g, embree, options, c.threshold, aloneSparse, Precision::kDouble,
+                                            c.hierarchical, c.hierarchical, first, 2000, nullptr, true);
+    ASSERT_EQ(alone.RowCount(), size_t(n - first));
+    for (size_t r = 0; r < alone.RowCount(); ++r) {
+      const size_t s = size_t(first) + r;
+      ASSERT_EQ(alone.indptr[r + 1] - alone.indptr[r], shared.indptr[s + 1] - shared.indptr[s]) << "row " << s;
+      for (long long k = alone.indptr[r], q = shared.indptr[s]; k < alone.indptr[r + 1]; ++k, ++q) {
+        ASSERT_EQ(alone.columns[size_t(k)], shared.columns[size_t(q)]) << "row " << s;
+        ASSERT_EQ(alone.f64[size_t(k)], shared.f64[size_t(q)]) << "row " << s << ", column " << alone.columns[size_t(k)];
+      }
+      ASSERT_EQ(alone.dropped[r], shared.dropped[s]) << "row " << s;
+      if (!c.hierarchical) continue;
+      ASSERT_EQ(alone.links.ptr[r + 1] - alone.links.ptr[r], shared.links.ptr[s + 1] - shared.links.ptr[s]);
+      for (long long k = alone.links.ptr[r], q = shared.links.ptr[s]; k < alone.links.ptr[r + 1]; ++k, ++q) {
+        ASSERT_EQ(alone.links.target[size_t(k)], shared.links.target[size_t(q)]) << "row " << s;
+        ASSERT_EQ(alone.links.value[size_t(k)], shared.links.value[size_t(q)]) << "row " << s;
+      }
+    }
+    // Alone, a row evaluates every pair it lists: more evaluations per row than when the pairs are shared.
+    EXPECT_GT(double(aloneSparse.pairsEvaluated) / double(n - first), 1.2 * double(sharedSparse.pairsEvaluated) / double(n));
   }
 }
 

@@ -255,7 +255,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   // ComputesPair gives to j (found by a walk of the rows that lists candidates only); that rank evaluates them
   // from row j's side, hands its own entry to row j, and answers with F_ij, handed to row i. The rest of a
   // row's remote pairs are evaluated in the row's turn.
-  const bool exchange = owners != nullptr && owners->ranks > 1;
+  const bool alone = streaming.rowsAlone;
+  const bool exchange = !alone && owners != nullptr && owners->ranks > 1;
   if (exchange) {
     ScopedPhase phase(timers, "sparse pair exchange");
     const int ranks = owners->ranks;
@@ -538,17 +539,19 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
           const auto hEnd = handed[r].end();
           for (long long k = start[br]; k < start[br + 1]; ++k) {
             const int32_t j = columns[size_t(k)];
-            while (h != hEnd && h->Column() < j) ++h;
-            if (h != hEnd && h->Column() == j) {  // evaluated from row j's side already
-              values[size_t(k)] = h->value;
-              setKept(k, h->Kept());
-              continue;
-            }
-            const int32_t rj = localRow[size_t(j)];
-            if (rj >= 0 && size_t(rj) < first && listedBy(rj, i)) continue;  // evaluated by row j: 0, not kept
-            if (rj < 0 && !ComputesPair(i, j)) {
-              RAD_CHECK(!exchange, "ComputeSparseRowsCpu: a pair asked of another rank was not answered");
-              continue;  // rows on their own (a test's): row j's process evaluates it
+            const int32_t rj = alone ? -1 : localRow[size_t(j)];  // alone: every other row is elsewhere
+            if (!alone) {
+              while (h != hEnd && h->Column() < j) ++h;
+              if (h != hEnd && h->Column() == j) {  // evaluated from row j's side already
+                values[size_t(k)] = h->value;
+                setKept(k, h->Kept());
+                continue;
+              }
+              if (rj >= 0 && size_t(rj) < first && listedBy(rj, i)) continue;  // evaluated by row j: 0, not kept
+              if (rj < 0 && !ComputesPair(i, j)) {
+                RAD_CHECK(!exchange, "ComputeSparseRowsCpu: a pair asked of another rank was not answered");
+                continue;  // rows on their own (a test's): row j's process evaluates it
+              }
             }
             const bool inBlock = rj >= 0 && size_t(rj) >= first && size_t(rj) < last;
             const long long mirror = inBlock ? slotOf(j, i) : -1;

@@ -88,6 +88,10 @@ struct SparseStreaming {
   double heldBytes = 0;
   const std::vector<long long> *linkBounds = nullptr;
   std::function<std::string(double, double, long long)> refuse;
+  // Each row on its own: every pair of a row's candidates evaluated from the row's side (FormFactorPair gives
+  // the same bits from either side), nothing handed between rows or ranks, so that a row is done when its block
+  // ends, whatever the other rows (checkpoints). The same rows, bit for bit; about twice the kernel's pairs.
+  bool rowsAlone = false;
 };
 
 // With `owners`, the other rows are on the other ranks of owners->comm, each calling this collectively, and a
