@@ -674,6 +674,46 @@ TEST(SparseOperator, RowsAloneAreTheRowsThatShareTheirPairs) {
         ASSERT_EQ(alone.links.value[size_t(k)], shared.links.value[size_t(q)]) << "row " << s;
       }
     }
+    // The same rows in two calls over parts of them, with one walk of the elements for them all.
+    {
+      std::vector<long long> rows(size_t(n - first));
+      std::iota(rows.begin(), rows.end(), first);
+      const PatchTree tree = BuildPatchTree(g.patches);
+      FormFactorCounters counters;
+      std::unique_ptr<ElementWalk> walk;
+      if (c.hierarchical)
+        walk = std::make_unique<ElementWalk>(WalkElements(g.patches, embree, tree, BuildElementForest(g.patches),
+                                                          rows, c.threshold, options.seed, counters));
+      const std::vector<long long> counts =
+          CountSparseCandidates(g.patches, tree, rows, c.threshold, walk.get(), nullptr, c.hierarchical);
+      const size_t split = rows.size() / 2;
+      for (size_t part = 0; part < 2; ++part) {
+        const size_t begin = part == 0 ? 0 : split, end = part == 0 ? split : rows.size();
+        FormFactorRows f;
+        f.n = n;
+        f.rows.assign(rows.begin() + long(begin), rows.begin() + long(end));
+        SparseStreaming streaming;
+        streaming.rowsAlone = true;
+        streaming.walkFirstRow = begin;
+        PhaseTimers timers;
+        SparseCounters sparse;
+        ComputeSparseRowsCpu(g, embree, tree, std::vector<long long>(counts.begin() + long(begin), counts.begin() + long(end)),
+                             c.threshold, c.hierarchical, options, f, timers, counters, sparse, false, nullptr,
+                             walk.get(), streaming);
+        for (size_t r = 0; r < f.RowCount(); ++r) {
+          const size_t a = begin + r;  // the row in `alone`
+          ASSERT_EQ(f.indptr[r + 1] - f.indptr[r], alone.indptr[a + 1] - alone.indptr[a]) << "row " << f.rows[r];
+          for (long long k = f.indptr[r], q = alone.indptr[a]; k < f.indptr[r + 1]; ++k, ++q)
+            ASSERT_EQ(f.f64[size_t(k)], alone.f64[size_t(q)]);
+          ASSERT_EQ(f.dropped[r], alone.dropped[a]);
+          if (c.hierarchical) {
+            ASSERT_EQ(f.links.ptr[r + 1] - f.links.ptr[r], alone.links.ptr[a + 1] - alone.links.ptr[a]);
+            for (long long k = f.links.ptr[r], q = alone.links.ptr[a]; k < f.links.ptr[r + 1]; ++k, ++q)
+              ASSERT_EQ(f.links.value[size_t(k)], alone.links.value[size_t(q)]);
+          }
+        }
+      }
+    }
     // Alone, a row evaluates every pair it lists: more evaluations per row than when the pairs are shared.
     EXPECT_GT(double(aloneSparse.pairsEvaluated) / double(n - first), 1.2 * double(sharedSparse.pairsEvaluated) / double(n));
   }

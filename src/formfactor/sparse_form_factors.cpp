@@ -192,6 +192,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                           FormFactorCounters &counters, SparseCounters &sparse, bool showProgress,
                           const RowOwners *owners, const ElementWalk *walk, const SparseStreaming &streaming) {
   RAD_CHECK(walk == nullptr || farLinks, "ComputeSparseRowsCpu: elements take far links only");
+  RAD_CHECK(streaming.walkFirstRow == 0 || streaming.rowsAlone, "ComputeSparseRowsCpu: part of the rows, not alone");
   if (!(dropBelow > 0)) throw InputError("the sparse operator needs a drop threshold above 0");
   RAD_CHECK(candidateCounts.size() == out.rows.size(), "ComputeSparseRowsCpu: one candidate count per row");
   RAD_CHECK(streaming.linkBounds == nullptr || streaming.linkBounds->size() == out.rows.size(),
@@ -494,7 +495,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
           ++s.patchesSkipped;
         };
         std::vector<int32_t> startNodes;
-        const std::vector<int32_t> &from = StartOf(walk, r, startNodes);
+        const std::vector<int32_t> &from = StartOf(walk, r + streaming.walkFirstRow, startNodes);
         WalkRow(g.patches, tree, i, from.data(), from.size(), dropBelow, farLinks, candidate, skipNode, skipPatch);
         if (farLinks) {
           rowTargets[br].assign(scratch.targets.begin(), scratch.targets.end());

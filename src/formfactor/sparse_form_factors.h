@@ -92,6 +92,9 @@ struct SparseStreaming {
   // the same bits from either side), nothing handed between rows or ranks, so that a row is done when its block
   // ends, whatever the other rows (checkpoints). The same rows, bit for bit; about twice the kernel's pairs.
   bool rowsAlone = false;
+  // With rowsAlone: which of the rows `walk` was made for is out.rows[0] (a call over a contiguous part of them,
+  // such as a checkpointed round's rows not done yet).
+  size_t walkFirstRow = 0;
 };
 
 // With `owners`, the other rows are on the other ranks of owners->comm, each calling this collectively, and a
