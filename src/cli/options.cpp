@@ -99,8 +99,9 @@ void AddCheckpointOptions(CLI::App &cmd, CheckpointOptions &o) {
                  "Save the rows of F done so far in this folder (made if missing) every --checkpoint-every minutes, "
                  "and before stopping on SIGTERM, SIGINT or SIGUSR1 (Slurm's --signal), so that the same command "
                  "with --restart continues from there, at any rank count, to the bits of a run never stopped; "
-                 "removed once the outputs are complete. Dense rows and --method hemicube's rows; `run` keeps the "
-                 "solver's iterate too on the CPU (continued on the same ranks, else solved again)");
+                 "removed once the outputs are complete. Every operator (the sparse ones compute each row alone, "
+                 "the same bits with about twice the pairs); `run` keeps the solver's iterate too on the CPU "
+                 "(continued on the same ranks, else solved again)");
   cmd.add_option("--checkpoint-every", o.everyMinutes,
                  "Minutes between checkpoints (0: after every round of rows, about 1/256 of the work, and "
                  "every sweep of the solve)")

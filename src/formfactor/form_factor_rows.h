@@ -184,13 +184,29 @@ struct FormFactorRows {
     }
     return sum;
   }
-  // CSR: appends local row r of `from` (CSR, the same precision) as the next row.
-  void AppendCsrRow(const FormFactorRows &from, size_t r) {
+  // CSR: appends local row r of `from` (CSR, the same precision) as the next row; with `sums`, its dropped sum
+  // too (0 when `from` has none), and its own far links when these rows hold links (links.ptr begun).
+  void AppendCsrRow(const FormFactorRows &from, size_t r, bool sums = false) {
     const size_t begin = size_t(from.indptr[r]), end = size_t(from.indptr[r + 1]);
     columns.insert(columns.end(), from.columns.begin() + long(begin), from.columns.begin() + long(end));
     if (precision == Precision::kDouble) f64.insert(f64.end(), from.f64.begin() + long(begin), from.f64.begin() + long(end));
     else f32.insert(f32.end(), from.f32.begin() + long(begin), from.f32.begin() + long(end));
     indptr.push_back((long long)columns.size());
+    if (sums) dropped.push_back(from.dropped.empty() ? 0.0 : from.dropped[r]);
+    if (!links.ptr.empty()) {
+      if (!from.links.Empty()) {
+        const auto first = long(from.links.ptr[r]), last = long(from.links.ptr[r + 1]);
+        links.target.insert(links.target.end(), from.links.target.begin() + first, from.links.target.begin() + last);
+        links.value.insert(links.value.end(), from.links.value.begin() + first, from.links.value.begin() + last);
+      }
+      links.ptr.push_back((long long)links.target.size());
+    }
+  }
+  // CSR: appends an empty row (with `sums`, a dropped sum of 0; no links, where these rows hold links).
+  void AppendEmptyCsrRow(bool sums = false) {
+    indptr.push_back(indptr.back());
+    if (sums) dropped.push_back(0.0);
+    if (!links.ptr.empty()) links.ptr.push_back(links.ptr.back());
   }
   // Bytes the entries take (with the CSR index arrays).
   double StoredBytes() const {

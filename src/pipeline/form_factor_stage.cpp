@@ -85,9 +85,6 @@ void FormFactorJob::CheckSparseOptions() const {
                      "(use --operator dense for --raw)");
   if (!(o_.dropBelow > 0 && o_.dropBelow < 1))
     throw InputError("--drop-below must be in (0, 1) for the sparse operator");
-  if (o_.checkpoint.On())
-    throw InputError("--checkpoint-dir: checkpoints are of the dense operator's rows; the sparse and hierarchical "
-                     "operators do not write them (use --operator dense, or leave out --checkpoint-dir)");
 }
 
 // Polygons passing through each other are a mesh problem the user should know of: how many pairs, and the first
@@ -181,7 +178,10 @@ void FormFactorJob::Prepare() {
   if (o_.op == FormFactorOperator::kAuto) return ChooseOperator(rank, size);
   if (Sparse()) distribution_ = Distribution::kBlock;  // a CSR file's rows are one range per rank
   f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
-  if (Sparse()) return PrepareSparse();
+  if (Sparse()) {
+    PrepareSparse();
+    return PrepareCheckpoint();
+  }
   PrepareDense();
   PrepareCheckpoint();
 }
@@ -200,6 +200,11 @@ JobIdentity FormFactorJob::Identity() const {
                                    // The GPU computes each row whole (the cores each pair once, for two rows) and
                                    // traces hemicubes on its own BVH: neither continues the other's checkpoint.
                                    {"backend", BackendName(exec_.UsedBackend())}});
+  char threshold[32];
+  std::snprintf(threshold, sizeof threshold, "%.17g", WalkThreshold());
+  if (Sparse())  // (dense rows say nothing, so that their checkpoints of before still continue)
+    identity.insert(identity.end(), {{"operator", OperatorName(o_.op)},
+                                     {Hierarchical() ? "operator_tolerance" : "drop_below", threshold}});
   if (Hemicube())
     identity.insert(identity.end(), {{"method", "hemicube"},
                                      {"hemicube_resolution", std::to_string(o_.hemicube.resolution)},
@@ -212,7 +217,7 @@ JobIdentity FormFactorJob::Identity() const {
 void FormFactorJob::PrepareCheckpoint() {
   if (!o_.checkpoint.On()) return;
   checkpoint_ = std::make_unique<RowCheckpoint>(MPI_COMM_WORLD, o_.checkpoint, Identity(), patchCount_, exec_.Talks(),
-                                                Hemicube() ? CheckpointRows::kCsr : CheckpointRows::kDense);
+                                                Hemicube() || Sparse() ? CheckpointRows::kCsr : CheckpointRows::kDense);
 }
 
 // Rows in rounds for checkpoints: at least 4 rows a thread (at most 256 rounds), as many on every rank, so that a
@@ -308,47 +313,73 @@ void FormFactorJob::RunHemicube() {
     ComputeHemicubeRowsCpu(scene_, geometry_.patches, f_.rows, o_.hemicube, f_, hemicubeRays_, exec_.Talks());
 }
 
-// With checkpoints: the rank's rows in rounds. Each hemicube row is traced whole on its own, so a row is done
-// with its round; a restart reads the rows the checkpoint holds back rather than tracing them again (the same
-// bits: a row's hemicube depends on the row alone).
+// With checkpoints: the hemicube's rows in rounds (RunRowsAloneInRounds). Each row is traced whole on its own.
 void FormFactorJob::RunHemicubeInRounds() {
+  const bool gpu = exec_.UsedBackend() == Backend::kGpu;
+  std::unique_ptr<HemicubeTracer> tracer;
+  if (!gpu) tracer = std::make_unique<HemicubeTracer>(scene_, geometry_.patches);
+  RunRowsAloneInRounds("hemicube rows", false, [&](size_t, size_t, FormFactorRows &part) {
+    long long rays = 0;
+    if (gpu) ComputeHemicubeRowsGpu(scene_, geometry_.patches, part.rows, o_.hemicube, part, rays);
+    else AppendHemicubeRowsCpu(*tracer, geometry_.patches, part.rows, o_.hemicube, part, nullptr);
+  });
+  // The rays of every row, as a run never stopped counts them (a row's rays are fixed by the resolution).
+  hemicubeRays_ = (long long)f_.RowCount() * HemicubePixels(o_.hemicube.resolution);
+}
+
+// With checkpoints: the rank's CSR rows in rounds (as many on every rank), each row computed whole on its own
+// (`compute` fills `part`, CSR rows begun, with its rows: local rows [begin, end), none done before), so that a
+// row is done with its round; a restart reads the rows the checkpoint holds back rather than computing them
+// again (the same bits: such a row depends on itself alone). With `sums`, the rows keep dropped sums; with far
+// links when the operator is hierarchical.
+void FormFactorJob::RunRowsAloneInRounds(const char *what, bool sums,
+                                         const std::function<void(size_t, size_t, FormFactorRows &)> &compute,
+                                         const std::function<NamedCounts()> &more) {
   const std::vector<long long> &rows = f_.rows;
   const size_t local = rows.size();
   const int rounds = AgreedRoundCount();
+  const bool links = Hierarchical();
   FormFactorRows restored;  // the checkpoint's rows of this rank, the others empty
   restored.n = f_.n;
   restored.rows = rows;
   restored.precision = f_.precision;
-  checkpoint_->Restore(restored);
+  checkpoint_->Restore(restored, &geometry_.patches);
+  restoredBytes_ = restored.StoredBytes() + restored.links.StoredBytes() + double(restored.dropped.size()) * 8;
   const std::vector<uint8_t> wasDone = checkpoint_->Done();
   auto doneBefore = [&](size_t r) { return !wasDone.empty() && wasDone[size_t(rows[r])] != 0; };
   std::vector<uint8_t> done = wasDone.empty() ? std::vector<uint8_t>(size_t(patchCount_), 0) : wasDone;
-  long long toTrace = 0;
-  for (size_t r = 0; r < local; ++r) toTrace += doneBefore(r) ? 0 : 1;
-
-  const bool gpu = exec_.UsedBackend() == Backend::kGpu;
-  std::unique_ptr<HemicubeTracer> tracer;
-  if (!gpu) tracer = std::make_unique<HemicubeTracer>(scene_, geometry_.patches);
-  Progress progress("hemicube rows", toTrace, exec_.Talks() && !gpu);
-  StartCsrRows(f_);
+  long long toCompute = 0;
+  for (size_t r = 0; r < local; ++r) toCompute += doneBefore(r) ? 0 : 1;
+  auto begin = [&](FormFactorRows &rowsOf) {
+    rowsOf.n = f_.n;
+    rowsOf.precision = f_.precision;
+    StartCsrRows(rowsOf);
+    rowsOf.dropped.clear();
+    rowsOf.links = FarLinks{};
+    if (links) rowsOf.links.ptr.assign(1, 0);
+  };
+  Progress progress(what, toCompute, exec_.Talks());
+  begin(f_);
   HoldInterrupts(true);  // a signal now writes a checkpoint at the end of the round, then stops
   size_t made = 0;       // rows [0, made) of f_ are done
   for (int k = 0; k < rounds; ++k) {
     const size_t end = local * size_t(k + 1) / size_t(rounds);
-    FormFactorRows traced;
-    traced.n = f_.n;
-    traced.precision = f_.precision;
-    for (size_t r = made; r < end; ++r)
-      if (!doneBefore(r)) traced.rows.push_back(rows[r]);
-    long long rays = 0;
-    StartCsrRows(traced);
-    if (gpu && !traced.rows.empty()) ComputeHemicubeRowsGpu(scene_, geometry_.patches, traced.rows, o_.hemicube, traced, rays);
-    else if (!gpu) AppendHemicubeRowsCpu(*tracer, geometry_.patches, traced.rows, o_.hemicube, traced, &progress);
-    for (size_t r = made, q = 0; r < end; ++r) {
-      if (doneBefore(r)) f_.AppendCsrRow(restored, r);
-      else f_.AppendCsrRow(traced, q++);
-      done[size_t(rows[r])] = 1;
+    for (size_t r = made; r < end;) {
+      if (doneBefore(r)) {
+        f_.AppendCsrRow(restored, r++, sums);
+        continue;
+      }
+      size_t last = r;  // the run of rows not done from r on, computed together
+      while (last < end && !doneBefore(last)) ++last;
+      FormFactorRows part;
+      begin(part);
+      part.rows.assign(rows.begin() + long(r), rows.begin() + long(last));
+      compute(r, last, part);
+      for (size_t q = 0; q < part.rows.size(); ++q) f_.AppendCsrRow(part, q, sums);
+      progress.Advance((long long)(last - r));
+      r = last;
     }
+    for (size_t r = made; r < end; ++r) done[size_t(rows[r])] = 1;
     made = end;
     RAD_MPI(MPI_Allreduce(MPI_IN_PLACE, done.data(), int(done.size()), MPI_UNSIGNED_CHAR, MPI_MAX, MPI_COMM_WORLD));
     // A checkpoint holds the rows made, then those read back that wait for a later round: f_'s arrays are lent
@@ -365,32 +396,46 @@ void FormFactorJob::RunHemicubeInRounds() {
           lent.columns = std::move(f_.columns);
           lent.f64 = std::move(f_.f64);
           lent.f32 = std::move(f_.f32);
+          lent.dropped = std::move(f_.dropped);
+          lent.links.ptr = std::move(f_.links.ptr);
+          lent.links.target = std::move(f_.links.target);
+          lent.links.value = std::move(f_.links.value);
+          lent.links.tree = tree_;
           assembled = true;
           for (size_t r = made; r < local; ++r) {
-            if (doneBefore(r)) lent.AppendCsrRow(restored, r);
-            else lent.indptr.push_back(lent.indptr.back());
+            if (doneBefore(r)) lent.AppendCsrRow(restored, r, sums);
+            else lent.AppendEmptyCsrRow(sums);
           }
           return lent;
         },
-        done, FormFactorCounters{});
+        done, counters_, more ? more() : NamedCounts{});
     if (assembled) {
       lent.indptr.resize(made + 1);
       const size_t entries = size_t(lent.indptr.back());
       lent.columns.resize(entries);
       if (f_.precision == Precision::kDouble) lent.f64.resize(entries);
       else lent.f32.resize(entries);
+      if (sums) lent.dropped.resize(made);
+      if (links) {
+        lent.links.ptr.resize(made + 1);
+        lent.links.target.resize(size_t(lent.links.ptr.back()));
+        lent.links.value.resize(size_t(lent.links.ptr.back()));
+      }
       f_.indptr = std::move(lent.indptr);
       f_.columns = std::move(lent.columns);
       f_.f64 = std::move(lent.f64);
       f_.f32 = std::move(lent.f32);
+      f_.dropped = std::move(lent.dropped);
+      f_.links.ptr = std::move(lent.links.ptr);
+      f_.links.target = std::move(lent.links.target);
+      f_.links.value = std::move(lent.links.value);
     }
   }
   progress.Finish();
   HoldInterrupts(false);
   const int signal = AgreedPendingInterrupt(MPI_COMM_WORLD);
   if (signal != 0) StopForInterrupt(signal, "stopped; the last checkpoint is complete");
-  // The rays of every row, as a run never stopped counts them (a row's rays are fixed by the resolution).
-  hemicubeRays_ = (long long)local * HemicubePixels(o_.hemicube.resolution);
+  if (exec_.Rank() == 0) counters_.Add(checkpoint_->DoneCounters());  // the done rows' work, counted once
 }
 
 // --operator auto: dense when its memory check passes, else the operator beyond it (said in one line, also
@@ -408,9 +453,6 @@ void FormFactorJob::ChooseOperator(long long rank, long long size) {
   }
   if (denseRefusal.empty()) return PrepareCheckpoint();
   o_.op = o_.beyondDense;
-  if (o_.checkpoint.On())
-    throw InputError(denseRefusal + " (--operator auto would take the " + OperatorName(o_.op) +
-                     " operator, which writes no checkpoints: leave out --checkpoint-dir)");
   CheckSparseOptions();
   distribution_ = Distribution::kBlock;
   f_.rows = OwnedRows(patchCount_, rank, size, distribution_);
@@ -426,6 +468,7 @@ void FormFactorJob::ChooseOperator(long long rank, long long size) {
                  "use; using the %s operator (%s %g)\n",
                  FormatBytes(denseBytesPerRank_).c_str(), OperatorName(o_.op),
                  Hierarchical() ? "--operator-tolerance" : "--drop-below", WalkThreshold());
+  PrepareCheckpoint();
 }
 
 // Memory, before anything large is allocated or any file created.
@@ -612,20 +655,48 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
     ScopedPhase phase(exec_.Timers(), "element links held");
     mine.elementLinks = elementWalk_->linkCount;
     mine.smoothLinks += elementWalk_->smoothLinkCount;
+    elementSmoothLinks_ = elementWalk_->smoothLinkCount;
     elementLinks = HoldElementLinks(elements_, elementWalk_->links, f_.rows, geometry_.patches);
     std::vector<std::vector<ElementLink>>().swap(elementWalk_->links);
   }
-  AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
-    SparseStreaming streaming;
-    streaming.limitBytes = memory_.limitBytes;
-    streaming.heldBytes = heldBytes_;
-    streaming.linkBounds = linkBounds_.empty() ? nullptr : &linkBounds_;
-    streaming.refuse = [&](double need, double limit, long long rowsDone) {
-      return SparseRefusal(need, limit, memory_.source, rowsDone);
-    };
-    ComputeSparseRowsCpu(geometry_, *embree, *tree_, candidateCounts_, WalkThreshold(), Hierarchical(), ff, f_,
-                         exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get(), streaming);
-  });
+  SparseStreaming streaming;
+  streaming.limitBytes = memory_.limitBytes;
+  streaming.heldBytes = heldBytes_;
+  streaming.linkBounds = linkBounds_.empty() ? nullptr : &linkBounds_;
+  streaming.refuse = [&](double need, double limit, long long rowsDone) {
+    return SparseRefusal(need, limit, memory_.source, rowsDone);
+  };
+  if (checkpoint_) {
+    // Each row alone (SparseStreaming::rowsAlone: the same rows, every pair from both sides), so that a round's
+    // rows are done when it ends; each run of rows not done with its part of the counts, bounds and walk.
+    RunRowsAloneInRounds("form factors (sparse)", true, [&](size_t begin, size_t end, FormFactorRows &part) {
+      const auto slice = [&](const std::vector<long long> &v) {
+        return std::vector<long long>(v.begin() + long(begin), v.begin() + long(end));
+      };
+      const std::vector<long long> bounds = linkBounds_.empty() ? std::vector<long long>{} : slice(linkBounds_);
+      SparseStreaming alone = streaming;
+      alone.rowsAlone = true;
+      alone.walkFirstRow = begin;
+      alone.linkBounds = bounds.empty() ? nullptr : &bounds;
+      alone.heldBytes = heldBytes_ + restoredBytes_ + f_.StoredBytes() + f_.links.StoredBytes();
+      ComputeSparseRowsCpu(geometry_, *embree, *tree_, slice(candidateCounts_), WalkThreshold(), Hierarchical(), ff,
+                           part, exec_.Timers(), counters_, mine, false, nullptr, elementWalk_.get(), alone);
+    }, [&] { return RowWork(mine); });
+    // The done rows' work as the checkpoint counted it, once; what the rows hold, from the rows.
+    if (exec_.Rank() == 0) {
+      const NamedCounts done = RowWork(SparseCounters{});
+      SparseCounters before;
+      for (const auto &[name, unused] : done) *RowWorkField(before, name) = checkpoint_->DoneCount(name);
+      mine.Add(before);
+    }
+    mine.kept = (long long)f_.columns.size();
+    mine.links = (long long)f_.links.target.size();
+  } else {
+    AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
+      ComputeSparseRowsCpu(geometry_, *embree, *tree_, candidateCounts_, WalkThreshold(), Hierarchical(), ff, f_,
+                           exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get(), streaming);
+    });
+  }
   if (Hierarchical()) {
     f_.links.elements = std::move(elementLinks);
     elementWalk_.reset();  // where the rows' walks started: done with
@@ -645,6 +716,22 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   long long all[std::size(counts)] = {};
   MPI_Allreduce(counts, all, int(std::size(counts)), MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   sparseTotals_ = SparseCounters{all[0], all[1], all[2], all[3], all[4], all[5], all[6], all[7], all[8]};
+}
+
+// The sparse rows' own counts of work a checkpoint keeps (the elements' are made again by a restart; what the rows
+// keep is counted from them).
+NamedCounts FormFactorJob::RowWork(const SparseCounters &c) {
+  return {{"candidates", c.candidates},         {"pairs_evaluated", c.pairsEvaluated},
+          {"entries_dropped", c.droppedEntries}, {"tree_nodes_skipped", c.nodesSkipped},
+          {"patches_skipped", c.patchesSkipped}, {"row_smooth_links", c.smoothLinks - elementSmoothLinks_}};
+}
+long long *FormFactorJob::RowWorkField(SparseCounters &c, const std::string &name) {
+  if (name == "candidates") return &c.candidates;
+  if (name == "pairs_evaluated") return &c.pairsEvaluated;
+  if (name == "entries_dropped") return &c.droppedEntries;
+  if (name == "tree_nodes_skipped") return &c.nodesSkipped;
+  if (name == "patches_skipped") return &c.patchesSkipped;
+  return &c.smoothLinks;
 }
 
 // Each row's sky view factor, the share of its light that leaves the scene: 1 less its kept entries and what

@@ -2,6 +2,7 @@
 // output, and the timing report. Used by `formfactors`, `run` and `validate`.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -155,6 +156,13 @@ class FormFactorJob {
   void PrepareHemicube();
   void RunHemicube();
   void RunHemicubeInRounds();
+  void RunRowsAloneInRounds(const char *what, bool sums,
+                            const std::function<void(size_t, size_t, FormFactorRows &)> &compute,
+                            const std::function<NamedCounts()> &more = {});
+  NamedCounts RowWork(const SparseCounters &c);
+  static long long *RowWorkField(SparseCounters &c, const std::string &name);
+  long long elementSmoothLinks_ = 0;
+  double restoredBytes_ = 0;  // the rows a restart read back, held beside those computed until the last round  // the elements' smooth links, which a restart's walk counts again
   int AgreedRoundCount() const;  // collective
   std::vector<double> GatherPerPatch(const std::vector<double> &perRow) const;  // collective
   bool Hemicube() const { return o_.method == FormFactorMethod::kHemicube; }

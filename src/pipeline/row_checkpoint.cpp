@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "io/csr_hdf5.h"
+#include "io/far_links_hdf5.h"
 #include "io/formfactor_input.h"
 #include "io/hdf5_util.h"
 #include "io/radiosity_file.h"
@@ -137,6 +138,8 @@ void RowCheckpoint::Read(const std::string &text) {
     const Json &counts = j.at("counters");
     for (int k = 0; k < FormFactorCounters::kFieldCount; ++k)
       *doneCounters_.Fields()[size_t(k)] = counts.at(FormFactorCounters::kFieldNames[k]).get<long long>();
+    if (j.contains("more_counters"))
+      for (const auto &[key, value] : j.at("more_counters").items()) doneMore_.emplace_back(key, value.get<long long>());
   } catch (const Json::exception &e) {
     refuse(std::string("not a complete checkpoint (") + e.what() + ")");
   }
@@ -163,7 +166,7 @@ void RowCheckpoint::Read(const std::string &text) {
                  n_, doneRows_ == n_ ? "nothing left to compute" : "computing the rest");
 }
 
-void RowCheckpoint::Restore(FormFactorRows &f) const {
+void RowCheckpoint::Restore(FormFactorRows &f, const std::vector<Patch> *patches) const {
   if (generation_ == 0) return;
   const std::string matrix = MatrixPath(generation_);
   const long long n = n_;
@@ -185,6 +188,7 @@ void RowCheckpoint::Restore(FormFactorRows &f) const {
     for (size_t k = 0; ok && k < size_t(f.StoredEntries()); ++k) ok = std::isfinite(f.Value(k)) && f.Value(k) >= 0;
     AgreeOrThrow(comm_, ok, matrix + ": the checkpoint's matrix holds negative or non-finite entries, or entries of "
                                 "another precision; remove the checkpoint to start again");
+    RestorePerRow(file, matrix, f, patches);
     return;
   }
   ReadRawMatrixRowBlocks(comm_, matrix, n, f.rows, [&](long long begin, long long count, const double *values) {
@@ -200,12 +204,61 @@ void RowCheckpoint::Restore(FormFactorRows &f) const {
                               "checkpoint to start again");
 }
 
+// The CSR rows' dropped sums and far links, where the checkpoint's file holds them (the sparse operators').
+void RowCheckpoint::RestorePerRow(hid_t file, const std::string &matrix, FormFactorRows &f,
+                                  const std::vector<Patch> *patches) const {
+  std::vector<long long> linkPtr;
+  int hasDropped = 0;
+  OnRankZero(comm_, [&] {
+    H5QuietErrors quiet;
+    hasDropped = H5Lexists(file, "/formfactors/dropped_row_sum", H5P_DEFAULT) > 0 ? 1 : 0;
+    linkPtr = InspectFarLinks(file, matrix, n_);
+  });
+  int flags[2] = {hasDropped, linkPtr.empty() ? 0 : 1};
+  RAD_MPI(MPI_Bcast(flags, 2, MPI_INT, 0, comm_));
+  if (flags[0]) {
+    f.dropped.assign(f.RowCount(), 0.0);
+    H5Handle dset(RAD_H5(H5Dopen2(file, "/formfactors/dropped_row_sum", H5P_DEFAULT)));
+    H5Handle fileSpace(RAD_H5(H5Dget_space(dset)));
+    const hsize_t start[1] = {hsize_t(f.rows.empty() ? 0 : f.rows[0])}, count[1] = {hsize_t(f.RowCount())};
+    const hsize_t memDims[1] = {std::max<hsize_t>(count[0], 1)};
+    H5Handle memSpace(RAD_H5(H5Screate_simple(1, memDims, nullptr)));
+    if (count[0] == 0) {  // a rank without rows still takes part in the collective read
+      RAD_H5(H5Sselect_none(fileSpace));
+      RAD_H5(H5Sselect_none(memSpace));
+    } else {
+      RAD_H5(H5Sselect_hyperslab(fileSpace, H5S_SELECT_SET, start, nullptr, count, nullptr));
+    }
+    H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
+    RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
+    std::vector<double> read(memDims[0]);
+    RAD_H5(H5Dread(dset, H5T_NATIVE_DOUBLE, memSpace, fileSpace, dxpl, read.data()));
+    std::copy_n(read.begin(), f.RowCount(), f.dropped.begin());
+    bool finite = true;
+    for (double d : f.dropped) finite = finite && std::isfinite(d);
+    AgreeOrThrow(comm_, finite, matrix + ": the checkpoint's dropped sums are not finite; remove the checkpoint to "
+                                "start again");
+  }
+  if (flags[1]) {
+    RAD_CHECK(patches != nullptr, "RowCheckpoint::Restore: far links need the patches");
+    linkPtr.resize(size_t(n_) + 1);
+    RAD_MPI(MPI_Bcast(linkPtr.data(), int(linkPtr.size()), MPI_LONG_LONG, 0, comm_));
+    ReadFarLinks(comm_, file, matrix, linkPtr, *patches, f);
+  }
+}
+
 void RowCheckpoint::AfterRound(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &mine) {
   AfterRound([&]() -> const FormFactorRows & { return f; }, done, mine);
 }
 
+long long RowCheckpoint::DoneCount(const std::string &name) const {
+  for (const auto &[key, value] : doneMore_)
+    if (key == name) return value;
+  return 0;
+}
+
 void RowCheckpoint::AfterRound(const std::function<const FormFactorRows &()> &rows, const std::vector<uint8_t> &done,
-                               const FormFactorCounters &mine) {
+                               const FormFactorCounters &mine, const NamedCounts &more) {
   int rank = 0;
   MPI_Comm_rank(comm_, &rank);
   long long doneRows = 0;
@@ -227,8 +280,14 @@ void RowCheckpoint::AfterRound(const std::function<const FormFactorRows &()> &ro
   for (int k = 0; k < kCounts; ++k) counts[k] = *mine.Fields()[size_t(k)];
   RAD_MPI(MPI_Allreduce(counts, sums, kCounts, MPI_LONG_LONG, MPI_SUM, comm_));
   for (int k = 0; k < kCounts; ++k) *all.Fields()[size_t(k)] += sums[k];
+  NamedCounts allMore = more;
+  std::vector<long long> moreCounts, moreSums(more.size());
+  for (const auto &named : more) moreCounts.push_back(named.second);
+  if (!more.empty())
+    RAD_MPI(MPI_Allreduce(moreCounts.data(), moreSums.data(), int(more.size()), MPI_LONG_LONG, MPI_SUM, comm_));
+  for (size_t k = 0; k < more.size(); ++k) allMore[k].second = moreSums[k] + DoneCount(more[k].first);
   const double start = MPI_Wtime();
-  Write(rows(), done, all);
+  Write(rows(), done, all, allMore);
   if (talk_)
     std::fprintf(stderr, "radiosity: checkpoint: the pairs of %lld of %lld rows, written to %s in %.2f s\n", doneRows,
                  n_, o_.dir.c_str(), MPI_Wtime() - start);
@@ -242,7 +301,8 @@ void RowCheckpoint::AfterRound(const std::function<const FormFactorRows &()> &ro
   }
 }
 
-void RowCheckpoint::Write(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &all) {
+void RowCheckpoint::Write(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &all,
+                          const NamedCounts &more) {
   const long long generation = generation_ + 1;
   if (storage_ == CheckpointRows::kCsr) {
     RadiosityFileWriter writer(comm_, MatrixPath(generation));
@@ -276,6 +336,11 @@ void RowCheckpoint::Write(const FormFactorRows &f, const std::vector<uint8_t> &d
     for (int k = 0; k < FormFactorCounters::kFieldCount; ++k)
       counts[FormFactorCounters::kFieldNames[k]] = *all.Fields()[size_t(k)];
     j["counters"] = counts;
+    if (!more.empty()) {
+      Json moreCounts = Json::object();
+      for (const auto &[key, value] : more) moreCounts[key] = value;
+      j["more_counters"] = moreCounts;
+    }
     WriteFileAtomically(json_, j.dump(1) + "\n", "the checkpoint", Durability::kToDisk);
     std::error_code ignored;  // an older matrix left behind is harmless: checkpoint.json names the new one
     if (generation_ > 0) std::filesystem::remove(MatrixPath(generation_), ignored);

@@ -7,9 +7,10 @@
 //   D/formfactors-<generation>.raw   dense rows (the kernel's): the N x N matrix in the raw format
 //                                    (io/raw_matrix.h), the entries of the done pairs, 0 elsewhere (float rows
 //                                    widened, so read back exactly)
-//   D/formfactors-<generation>.h5    CSR rows (the hemicube's, each row whole on its own): the CSR datasets of the
-//                                    project's HDF5 file (io/csr_hdf5.h), the done rows' entries in their own
-//                                    precision, the other rows empty
+//   D/formfactors-<generation>.h5    CSR rows (the hemicube's and the sparse operators', each row computed whole on
+//                                    its own): the CSR datasets of the project's HDF5 file (io/csr_hdf5.h), with
+//                                    the rows' dropped sums and far links when they have them, the done rows'
+//                                    entries in their own precision, the other rows empty
 //   D/checkpoint.json                which rows' pairs are done (ranges of rows), the job they belong to (the
 //                                    scene files' hash, patches and every option F depends on), the counts of the
 //                                    done pairs' work, and the generation of the matrix
@@ -31,6 +32,8 @@
 
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/form_factor_rows.h"
+#include "io/hdf5_util.h"
+#include "scene/patch.h"
 #include "pipeline/scene_stamp.h"
 
 namespace rad {
@@ -53,6 +56,9 @@ bool ReadCheckpointText(MPI_Comm comm, const std::string &path, std::string &tex
 // "key (there, here), ..." ("" when none).
 std::string IdentityDifferences(const nlohmann::ordered_json &was, const KeyValues &identity);
 
+// Counts of the done rows' work beyond FormFactorCounters (the sparse operators'), by name.
+using NamedCounts = std::vector<std::pair<std::string, long long>>;
+
 // How the checkpoint holds the rows: as the job holds them.
 enum class CheckpointRows { kDense, kCsr };
 
@@ -73,16 +79,20 @@ class RowCheckpoint {
   long long DoneRows() const { return doneRows_; }
   // All ranks' counts of the work of the done pairs, as the run that computed them counted it.
   const FormFactorCounters &DoneCounters() const { return doneCounters_; }
+  // All ranks' count `name` (AfterRound's `more`) of the done rows' work, 0 when the checkpoint has none.
+  long long DoneCount(const std::string &name) const;
   // Collective: this rank's rows of `f` from the checkpoint's matrix. Dense: into rows allocated in their
-  // precision. CSR: f.rows (f.n set) made CSR rows in the stored precision, the rows not done empty.
-  void Restore(FormFactorRows &f) const;
+  // precision. CSR: f.rows (f.n set) made CSR rows in the stored precision, the rows not done empty, with their
+  // dropped sums and far links where the checkpoint holds them (the links' tree made of `patches`).
+  void Restore(FormFactorRows &f, const std::vector<Patch> *patches = nullptr) const;
   // Collective, after a round: `done` (per patch) the rows whose pairs are all in the rows of `f`, `mine` this
   // rank's counts of this run's work. Writes a checkpoint when the interval has passed since the last, when a
   // signal came (and then stops the process: exit 128 + signal) or when every row is done.
   void AfterRound(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &mine);
-  // The same, with the rows asked for only when a checkpoint is written (`rows` may assemble them then).
+  // The same, with the rows asked for only when a checkpoint is written (`rows` may assemble them then), and
+  // `more` counts of this rank's work (the same names on every rank), kept beside the counters.
   void AfterRound(const std::function<const FormFactorRows &()> &rows, const std::vector<uint8_t> &done,
-                  const FormFactorCounters &mine);
+                  const FormFactorCounters &mine, const NamedCounts &more = {});
   // Collective: removes the checkpoint (and the solve's, solve_checkpoint.h), once the job's outputs are complete.
   void Remove();
 
@@ -94,7 +104,9 @@ class RowCheckpoint {
 
  private:
   void Read(const std::string &text);  // rank 0's checkpoint.json, on every rank
-  void Write(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &all);
+  void RestorePerRow(hid_t file, const std::string &matrix, FormFactorRows &f, const std::vector<Patch> *patches) const;
+  void Write(const FormFactorRows &f, const std::vector<uint8_t> &done, const FormFactorCounters &all,
+             const NamedCounts &more);
   std::string MatrixPath(long long generation) const;
 
   MPI_Comm comm_;
@@ -109,6 +121,7 @@ class RowCheckpoint {
   long long doneRows_ = 0;     // in the checkpoint read back
   long long writtenRows_ = 0;  // in the newest checkpoint, read back or written
   FormFactorCounters doneCounters_;
+  NamedCounts doneMore_;  // in the checkpoint read back (this run's are added to them when one is written)
   double lastWrite_ = 0;  // when the last checkpoint was written, or the job started (rank 0's clock)
 };
 

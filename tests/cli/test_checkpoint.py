@@ -11,7 +11,7 @@ a checkpoint after every round of rows):
   - SIGTERM to a run with checkpoints (float rows) writes a checkpoint first, then stops with exit 143 and one
     line naming it; restarted on 2 ranks the float rows are the uninterrupted run's;
   - refused with exit 2 and one line: a folder holding a checkpoint without --restart, a checkpoint of another
-    job (another seed: named), --restart without --checkpoint-dir, checkpoints with the sparse operator; with
+    job (another seed: named; the sparse operator's), --restart without --checkpoint-dir; with
     --restart on an empty folder the run starts from the beginning and ends as the uninterrupted one;
   - `run` (a Cornell box with a sphere of reflectance 0.95 to 0.97, solved to 1e-12: about a hundred sweeps, an
     iterate kept after each) killed with SIGKILL during the solve and restarted on 2 ranks continues from the kept
@@ -19,6 +19,11 @@ a checkpoint after every round of rows):
     restarted on 1 rank, it says the iterate is of another split of the rows and solves from B = E, to the
     tolerance; SIGTERM during the solve keeps the iterate, stops with exit 143 and one line naming the sweep, and
     the restart continues from that sweep to the same bits.
+  - the sparse and hierarchical operators (each row alone in checkpointed runs; the matrix an HDF5 CSR file with
+    dropped sums and far links): hierarchical killed at 40 % on 2 ranks and restarted on 3, sparse float rows
+    stopped by SIGTERM (one process) and restarted on 2: every /formfactors dataset is that of a run without
+    checkpoints, bit for bit, and every attribute (counts of work included) that of a checkpointed run never
+    stopped;
   - `--method hemicube` (CSR rows, each traced whole; the checkpoint's matrix an HDF5 CSR file): killed with
     SIGKILL at 40 % on 2 ranks and restarted on 3 (each rank's block then holds rows done and rows to trace), and
     stopped by SIGTERM (float rows, one process) and restarted on 2 ranks: indptr, indices, data and the summary
@@ -236,8 +241,7 @@ class TestCheckpoint(UninterruptedFirst):
         out, folder = self.path("f.h5"), self.path("checkpoint")
         checkpoint = os.path.join(folder, "checkpoint.json")
         self.refused(self.job(out) + ["--restart"], ["--restart needs --checkpoint-dir"])
-        self.refused(["formfactors", "--input", self.scene, "--output", out, "--checkpoint-dir", folder,
-                      "--operator", "sparse"], ["--checkpoint-dir", "sparse"])
+        # A checkpoint of the kernel's dense rows is not the sparse operator's.
         # Nothing to continue: a fresh start, ending as the uninterrupted run.
         self.restart(out, folder, 2)
         # A checkpoint left by a killed run: refused without --restart, and for another seed.
@@ -246,6 +250,8 @@ class TestCheckpoint(UninterruptedFirst):
         self.kill(proc)
         self.refused(self.job(out, folder=folder), ["add --restart"], ranks=2)
         self.refused(self.job(out, folder=folder) + ["--restart", "--seed", "7", "--quiet"], ["another job", "seed"])
+        self.refused(["formfactors", "--input", self.scene, "--subdiv", "2", "--output", out, "--checkpoint-dir",
+                      folder, "--restart", "--operator", "sparse", "--quiet"], ["another job", "operator"], ranks=2)
         self.assertTrue(os.path.exists(checkpoint), "a refused run removed the checkpoint")
 
 
@@ -485,6 +491,92 @@ class TestHemicubeCheckpoint(UninterruptedFirst):
         self.assertEqual(len(lines), 1, describe(proc))
         self.assertIn(matrix[0], lines[0])
         self.assertIn("damaged", lines[0])
+
+
+class TestSparseCheckpoint(Interrupting):
+    """The sparse and hierarchical operators: each row computed alone in checkpointed runs (every pair from both of
+    its rows' sides), the checkpoint's matrix an HDF5 CSR file with the rows' dropped sums and far links."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = tempfile.mkdtemp(prefix="radiosity_sparse_checkpoint_")
+        for ext in ("obj", "mtl"):
+            shutil.copy(os.path.join(test_cli.MESHES, "cornell_sphere." + ext), cls.shared)
+        cls.scene = os.path.join(cls.shared, "cornell_sphere.obj")
+        cls.reference, cls.checkpointed = {}, {}
+        for operator, precision in (("hierarchical", "double"), ("sparse", "float")):
+            for folder in (None, os.path.join(cls.shared, "ck")):
+                out = os.path.join(cls.shared, "%s-%s.h5" % (operator, folder is not None))
+                proc = run(cls.job(out, operator, precision, folder), ranks=2, cwd=cls.shared)
+                if proc.returncode != 0:
+                    raise AssertionError("the uninterrupted run failed" + describe(proc))
+                (cls.checkpointed if folder else cls.reference)[operator] = cls.read(out)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.shared, True)
+
+    @classmethod
+    def job(cls, out, operator, precision, folder=None):
+        args = ["formfactors", "--input", cls.scene, "--subdiv", "2", "--operator", operator, "--precision", precision,
+                "--output", out]
+        if folder:
+            args += ["--checkpoint-dir", folder, "--checkpoint-every", "0"]
+        return args
+
+    @staticmethod
+    def read(out):
+        with h5py.File(out, "r") as f:
+            g = f["formfactors"]
+            datasets = {name: g[name][...] for name in g}
+            return datasets, {k: v for k, v in g.attrs.items() if k != "ranks"}
+
+    def assertAsNeverStopped(self, out, operator):
+        datasets, attributes = self.read(out)
+        want, _ = self.reference[operator]  # F, bit for bit, as computed without checkpoints
+        self.assertEqual(sorted(datasets), sorted(want))
+        if operator == "hierarchical":
+            self.assertIn("link_value", datasets)
+        self.assertIn("dropped_row_sum", datasets)
+        for name in want:
+            self.assertEqual(datasets[name].dtype, want[name].dtype, name)
+            self.assertTrue(np.array_equal(datasets[name], want[name]), name + " differs from the run's without checkpoints")
+        # The counts of work as a checkpointed run never stopped counts them (its rows evaluate pairs alone).
+        _, want_attributes = self.checkpointed[operator]
+        for name in want_attributes:
+            self.assertEqual(str(attributes[name]), str(want_attributes[name]), name)
+
+    def restart(self, out, folder, operator, precision, ranks, found):
+        proc = run(self.job(out, operator, precision, folder) + ["--restart"], ranks=ranks, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        said = [line for line in proc.stderr.splitlines() if "restart:" in line]
+        self.assertEqual(len(said), 1, describe(proc))
+        self.assertIn("the pairs of %d of %d rows" % (found, PATCHES), said[0])
+        self.assertAsNeverStopped(out, operator)
+        self.assertEqual(sorted(os.listdir(folder)), [], "the checkpoint outlived the complete outputs")
+
+    def test_hierarchical_killed_at_40_percent_restarted_on_3_ranks(self):
+        out, folder = self.path("f.h5"), self.path("checkpoint")
+        checkpoint = os.path.join(folder, "checkpoint.json")
+        proc = self.start(self.job(out, "hierarchical", "double", folder), 2)
+        self.wait_for(proc, lambda: done_rows(checkpoint) >= 0.4 * PATCHES, "40 % of the rows")
+        self.kill(proc)
+        found = done_rows(checkpoint)
+        self.assertLess(found, PATCHES, "the run finished its rows before it was killed")
+        self.restart(out, folder, "hierarchical", "double", 3, found)
+
+    def test_sparse_float_stopped_by_sigterm_restarted_on_2_ranks(self):
+        out, folder = self.path("f.h5"), self.path("checkpoint")
+        checkpoint = os.path.join(folder, "checkpoint.json")
+        proc = self.start(self.job(out, "sparse", "float", folder), None)
+        self.wait_for(proc, lambda: done_rows(checkpoint) >= 0.2 * PATCHES, "20 % of the rows")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 143, err)
+        found = done_rows(checkpoint)
+        self.assertGreater(found, 0)
+        self.assertFalse(os.path.exists(out))
+        self.restart(out, folder, "sparse", "float", 2, found)
 
 
 if __name__ == "__main__":
