@@ -344,7 +344,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
       for (int32_t k = node.first; k < node.first + node.count; ++k) leafOf[size_t(tree.order[size_t(k)])] = int32_t(index);
   }
   auto listedBy = [&](int32_t r, int32_t i) {
-    const int32_t startNode = walk == nullptr ? 0 : walk->StartAtMost(size_t(r), leafOf[size_t(i)]);
+    const int32_t startNode =
+        walk == nullptr ? 0 : walk->StartAtMost(size_t(r) + streaming.walkFirstRow, leafOf[size_t(i)]);
     return CandidateOf(g.patches, tree, out.rows[size_t(r)], startNode, dropBelow, farLinks, i, placeOf[size_t(i)]);
   };
 
@@ -540,7 +541,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
           const auto hEnd = handed[r].end();
           for (long long k = start[br]; k < start[br + 1]; ++k) {
             const int32_t j = columns[size_t(k)];
-            const int32_t rj = alone ? -1 : localRow[size_t(j)];  // alone: every other row is elsewhere
+            // Alone, every other row is another's: each pair is evaluated from this row's side.
+            const int32_t rj = alone ? -1 : localRow[size_t(j)];
             if (!alone) {
               while (h != hEnd && h->Column() < j) ++h;
               if (h != hEnd && h->Column() == j) {  // evaluated from row j's side already

@@ -90,7 +90,8 @@ struct SparseStreaming {
   std::function<std::string(double, double, long long)> refuse;
   // Each row on its own: every pair of a row's candidates evaluated from the row's side (FormFactorPair gives
   // the same bits from either side), nothing handed between rows or ranks, so that a row is done when its block
-  // ends, whatever the other rows (checkpoints). The same rows, bit for bit; about twice the kernel's pairs.
+  // ends, whatever the other rows (checkpoints), and the pairs evaluated are each row's own, however the rows are
+  // split. The same rows, bit for bit; about twice the kernel's pairs.
   bool rowsAlone = false;
   // With rowsAlone: which of the rows `walk` was made for is out.rows[0] (a call over a contiguous part of them,
   // such as a checkpointed round's rows not done yet).

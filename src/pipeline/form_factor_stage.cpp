@@ -668,7 +668,10 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   };
   if (checkpoint_) {
     // Each row alone (SparseStreaming::rowsAlone: the same rows, every pair from both sides), so that a round's
-    // rows are done when it ends; each run of rows not done with its part of the counts, bounds and walk.
+    // rows are done when it ends; each run of rows not done with its part of the counts, bounds and walk. Sharing
+    // the pairs within a round would save little, a row's pairs spanning the scene (16 rounds in place of 92 on
+    // the reference scene at 736 patches: 1.95 times the pairs of a run without checkpoints, not 2.00; 1.87 on a
+    // 6 x 6 city of 1 m patches), and would make the counts depend on the split.
     RunRowsAloneInRounds("form factors (sparse)", true, [&](size_t begin, size_t end, FormFactorRows &part) {
       const auto slice = [&](const std::vector<long long> &v) {
         return std::vector<long long>(v.begin() + long(begin), v.begin() + long(end));
