@@ -403,7 +403,7 @@ class TestHemicubeCheckpoint(UninterruptedFirst):
 
     @classmethod
     def job(cls, out, precision="double", folder=None):
-        args = ["formfactors", "--input", cls.scene, "--subdiv", "2", "--method", "hemicube", "--hemicube", "128",
+        args = ["formfactors", "--input", cls.scene, "--subdiv", "2", "--method", "hemicube", "--hemicube", "64",
                 "--precision", precision, "--output", out]
         if folder:
             args += ["--checkpoint-dir", folder, "--checkpoint-every", "0"]
