@@ -202,6 +202,19 @@ struct FormFactorRows {
       links.ptr.push_back((long long)links.target.size());
     }
   }
+  // CSR: keeps the first `count` rows (with `sums`, their dropped sums; their links, where these rows hold links).
+  void TruncateCsrRows(size_t count, bool sums = false) {
+    indptr.resize(count + 1);
+    columns.resize(size_t(indptr.back()));
+    if (precision == Precision::kDouble) f64.resize(columns.size());
+    else f32.resize(columns.size());
+    if (sums) dropped.resize(count);
+    if (!links.ptr.empty()) {
+      links.ptr.resize(count + 1);
+      links.target.resize(size_t(links.ptr.back()));
+      links.value.resize(size_t(links.ptr.back()));
+    }
+  }
   // CSR: appends an empty row (with `sums`, a dropped sum of 0; no links, where these rows hold links).
   void AppendEmptyCsrRow(bool sums = false) {
     indptr.push_back(indptr.back());

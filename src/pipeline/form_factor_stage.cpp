@@ -313,6 +313,22 @@ void FormFactorJob::RunHemicube() {
     ComputeHemicubeRowsCpu(scene_, geometry_.patches, f_.rows, o_.hemicube, f_, hemicubeRays_, exec_.Talks());
 }
 
+namespace {
+
+// The arrays of two sets of CSR rows (entries, dropped sums, the rows' far links) exchanged, without a copy.
+void SwapCsrArrays(FormFactorRows &a, FormFactorRows &b) {
+  std::swap(a.indptr, b.indptr);
+  std::swap(a.columns, b.columns);
+  std::swap(a.f64, b.f64);
+  std::swap(a.f32, b.f32);
+  std::swap(a.dropped, b.dropped);
+  std::swap(a.links.ptr, b.links.ptr);
+  std::swap(a.links.target, b.links.target);
+  std::swap(a.links.value, b.links.value);
+}
+
+}  // namespace
+
 // With checkpoints: the hemicube's rows in rounds (RunRowsAloneInRounds). Each row is traced whole on its own.
 void FormFactorJob::RunHemicubeInRounds() {
   const bool gpu = exec_.UsedBackend() == Backend::kGpu;
@@ -392,14 +408,7 @@ void FormFactorJob::RunRowsAloneInRounds(const char *what, bool sums,
           lent.rows = rows;
           lent.precision = f_.precision;
           lent.storage = Storage::kCsr;
-          lent.indptr = std::move(f_.indptr);
-          lent.columns = std::move(f_.columns);
-          lent.f64 = std::move(f_.f64);
-          lent.f32 = std::move(f_.f32);
-          lent.dropped = std::move(f_.dropped);
-          lent.links.ptr = std::move(f_.links.ptr);
-          lent.links.target = std::move(f_.links.target);
-          lent.links.value = std::move(f_.links.value);
+          SwapCsrArrays(lent, f_);
           lent.links.tree = tree_;
           assembled = true;
           for (size_t r = made; r < local; ++r) {
@@ -410,25 +419,8 @@ void FormFactorJob::RunRowsAloneInRounds(const char *what, bool sums,
         },
         done, counters_, more ? more() : NamedCounts{});
     if (assembled) {
-      lent.indptr.resize(made + 1);
-      const size_t entries = size_t(lent.indptr.back());
-      lent.columns.resize(entries);
-      if (f_.precision == Precision::kDouble) lent.f64.resize(entries);
-      else lent.f32.resize(entries);
-      if (sums) lent.dropped.resize(made);
-      if (links) {
-        lent.links.ptr.resize(made + 1);
-        lent.links.target.resize(size_t(lent.links.ptr.back()));
-        lent.links.value.resize(size_t(lent.links.ptr.back()));
-      }
-      f_.indptr = std::move(lent.indptr);
-      f_.columns = std::move(lent.columns);
-      f_.f64 = std::move(lent.f64);
-      f_.f32 = std::move(lent.f32);
-      f_.dropped = std::move(lent.dropped);
-      f_.links.ptr = std::move(lent.links.ptr);
-      f_.links.target = std::move(lent.links.target);
-      f_.links.value = std::move(lent.links.value);
+      lent.TruncateCsrRows(made, sums);
+      SwapCsrArrays(lent, f_);
     }
   }
   progress.Finish();
