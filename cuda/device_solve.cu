@@ -72,6 +72,16 @@ std::vector<double> DownloadRadiance(const double *b, long long n, cudaStream_t 
   return out;
 }
 
+void UploadRadiance(const std::vector<double> &radiance, double *b, long long n, cudaStream_t stream) {
+  const size_t nn = size_t(n);
+  RAD_CHECK(radiance.size() == 3 * nn, "UploadRadiance: not 3 values per patch");
+  std::vector<double> columns(3 * nn);
+  for (size_t i = 0; i < nn; ++i)
+    for (size_t c = 0; c < 3; ++c) columns[i + c * nn] = radiance[3 * i + c];
+  RAD_CUDA(cudaStreamSynchronize(stream));  // nothing queued may write B after it
+  RAD_CUDA(cudaMemcpy(b, columns.data(), sizeof(double) * 3 * nn, cudaMemcpyHostToDevice));
+}
+
 ValueExchange::ValueExchange(MPI_Comm comm, const Exchange &exchange, const std::vector<long long> &rows)
     : comm_(comm), exchange_(exchange), m_((long long)rows.size()), total_((long long)exchange.allRows.size()) {
   MPI_Comm_size(comm, &commSize_);

@@ -64,6 +64,9 @@ void RequireSolveMemory(MPI_Comm comm, int device, long long rows, double needBy
 
 // B (n x 3 column-major, device memory) as [n][3], the layout of SolverResult::radiance, once `stream` is done.
 std::vector<double> DownloadRadiance(const double *b, long long n, cudaStream_t stream);
+// The inverse: `radiance` ([n][3]) into B (n x 3 column-major, device memory), complete on return (a kept
+// iterate continued after a restart: solve_checkpoint.h).
+void UploadRadiance(const std::vector<double> &radiance, double *b, long long n, cudaStream_t stream);
 
 // Every rank's new values (3 per local row, in device memory) into B (n x 3 column-major, device memory), at
 // their global rows: through pinned host memory and MPI_Allgatherv between ranks (Open MPI here cannot read

@@ -249,6 +249,11 @@ class DeviceCsrSystem {
     return DownloadRadiance((jacobi_ || m_ == 0 ? x_ : b_)->data(), n_, TheStream());
   }
 
+  // Kept and continued by a checkpointed `run` (solve_checkpoint.h): B^k once exchanged (x, whichever the
+  // method), and B^k set before the first sweep of a restart.
+  std::vector<double> Iterate() { return DownloadRadiance(x_->data(), n_, TheStream()); }
+  void SetIterate(const std::vector<double> &b) { UploadRadiance(b, x_->data(), n_, TheStream()); }
+
  private:
   cudaStream_t TheStream() const { return stream_->get(); }
 

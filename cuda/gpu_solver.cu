@@ -285,6 +285,10 @@ class DeviceSystem {
 
   // B^k as [n][3], the layout of SolverResult::radiance.
   std::vector<double> Radiance() { return DownloadRadiance(x_->data(), n_, TheStream()); }
+  // Kept and continued by a checkpointed `run` (solve_checkpoint.h): B^k once exchanged (D is then 0), and B^k
+  // set before the first sweep of a restart.
+  std::vector<double> Iterate() { return Radiance(); }
+  void SetIterate(const std::vector<double> &b) { UploadRadiance(b, x_->data(), n_, TheStream()); }
 
  private:
   cudaStream_t TheStream() const { return stream_->get(); }

@@ -100,8 +100,8 @@ void AddCheckpointOptions(CLI::App &cmd, CheckpointOptions &o) {
                  "and before stopping on SIGTERM, SIGINT or SIGUSR1 (Slurm's --signal), so that the same command "
                  "with --restart continues from there, at any rank count, to the bits of a run never stopped; "
                  "removed once the outputs are complete. Every operator (the sparse ones compute each row alone, "
-                 "the same bits with about twice the pairs); `run` keeps the solver's iterate too on the CPU "
-                 "(continued on the same ranks, else solved again)");
+                 "the same bits with about twice the pairs); `run` keeps the solver's iterate too (continued on the "
+                 "same ranks, else solved again), and with --refine each pass's rows in a folder of its own");
   cmd.add_option("--checkpoint-every", o.everyMinutes,
                  "Minutes between checkpoints (0: after every round of rows, about 1/256 of the work, and "
                  "every sweep of the solve)")

@@ -205,6 +205,8 @@ JobIdentity FormFactorJob::Identity() const {
   if (Sparse())  // (dense rows say nothing, so that their checkpoints of before still continue)
     identity.insert(identity.end(), {{"operator", OperatorName(o_.op)},
                                      {Hierarchical() ? "operator_tolerance" : "drop_below", threshold}});
+  if (meshing_.refined)  // `run --refine`'s patches: made of a solve, so named by their corners
+    identity.emplace_back("refined_patches_fnv1a", HashPatchCorners(*meshing_.refined));
   if (Hemicube())
     identity.insert(identity.end(), {{"method", "hemicube"},
                                      {"hemicube_resolution", std::to_string(o_.hemicube.resolution)},

@@ -85,6 +85,9 @@ class FormFactorJob {
   void DiscardCheckpoint();
   // The rows' checkpoint (--checkpoint-dir), complete once Run has returned; nullptr without one.
   const RowCheckpoint *Checkpoint() const { return checkpoint_.get(); }
+  // The rows' checkpoint, for a caller that removes it later (`run --refine`: each pass's until the outputs are
+  // complete); the job keeps none.
+  std::unique_ptr<RowCheckpoint> ReleaseCheckpoint() { return std::move(checkpoint_); }
   // Collective: /formfactors/F with its attributes into a file being written (for `run --save-formfactors`).
   void WriteFormFactors(RadiosityFileWriter &writer) const;
   // Collective: the raw matrix file (int32 N, N*N float64) at `path`, and its scene stamp beside it.

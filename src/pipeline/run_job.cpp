@@ -20,6 +20,19 @@ namespace {
 
 std::string In(const std::string &dir, const char *name) { return (std::filesystem::path(dir) / name).string(); }
 
+// The checkpoint folder of refinement pass `pass` > 0 (pass 0's is the folder itself, as without --refine).
+std::string RefinePassFolder(const std::string &dir, int pass) {
+  return (std::filesystem::path(dir) / ("refine-pass-" + std::to_string(pass))).string();
+}
+
+// Collective: removes the folder `dir` if it is empty (the checkpoints in it removed).
+void RemoveEmptyFolder(const std::string &dir) {
+  OnRankZero(MPI_COMM_WORLD, [&] {
+    std::error_code ignored;
+    if (std::filesystem::is_empty(dir, ignored)) std::filesystem::remove(dir, ignored);
+  });
+}
+
 // A short text summary for people (the JSON timings are for scripts).
 void WriteSummary(const std::string &path, const FormFactorJob &job, const Execution &exec,
                   const SolverResult &result, const RunJobOptions &o, const std::vector<PhaseTimers::Summary> &phases,
@@ -50,9 +63,6 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   const bool texels = o.formFactors.meshing.texelSize > 0 || o.formFactors.meshing.lightmapResolution > 0;
   if (o.render.shading == Shading::kLightmap && !texels)
     throw InputError("--shading lightmap needs patches that are lightmap texels (--texel-size or --lightmap-resolution)");
-  if (o.formFactors.checkpoint.On() && o.refine.passes > 0)
-    throw InputError("--checkpoint-dir: checkpoints are of the first F; with --refine each pass makes another "
-                     "(leave out one of the two)");
   const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
   const OutputLocks locks(MPI_COMM_WORLD, {In(o.outputDir, "radiosity.h5")});  // one run per folder
   o.formFactors.timings = In(o.outputDir, "timings.json");
@@ -68,7 +78,13 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   std::unique_ptr<FormFactorJob> job;
   SolverResult result;
   std::vector<RefinementPass> passes;
+  // With --refine, each pass's F (on its own patches) is checkpointed in a folder of its own, and kept until the
+  // outputs are complete: a restart computes nothing again, the passes before the one stopped read their rows
+  // back and solve again (cheap beside F) to the same B, and so to the same refined patches.
+  const std::string checkpointDir = o.formFactors.checkpoint.dir;
+  std::vector<std::unique_ptr<RowCheckpoint>> earlierPasses;
   for (int pass = 0;; ++pass) {
+    if (pass > 0 && o.formFactors.checkpoint.On()) o.formFactors.checkpoint.dir = RefinePassFolder(checkpointDir, pass);
     job.reset();  // the last pass's rows go before the next pass's are checked against the memory
     job = std::make_unique<FormFactorJob>(o.formFactors, exec);
     try {
@@ -80,10 +96,10 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
       } else {
         job->Run();
         o.solve.backend = o.render.backend = exec.UsedBackend();  // --backend: one choice for the whole job
-        // With the rows' checkpoint, the solver's iterate. PETSc's Krylov solve and the GPU's sweeps keep none: no
-        // keeper, so that a signal during them is not held until they end.
+        // With the rows' checkpoint, the solver's iterate. PETSc's Krylov solve keeps none: no keeper, so that a
+        // signal during it is not held until it ends.
         std::unique_ptr<SolveCheckpoint> kept;
-        if (job->Checkpoint() != nullptr && o.solve.solver != SolverMethod::kGmres && o.solve.backend != Backend::kGpu)
+        if (job->Checkpoint() != nullptr && o.solve.solver != SolverMethod::kGmres)
           kept = std::make_unique<SolveCheckpoint>(MPI_COMM_WORLD, *job->Checkpoint(), o.formFactors.checkpoint,
                                                    SolverOptionsFor(o.solve, quiet), job->Rows().rows, exec.Talks());
         result = SolveStep(o.solve, job->Geometry().patches, job->Rows(), exec.Timers(), quiet, kept.get());
@@ -111,6 +127,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
                    stopped.c_str(), refined.size());
     }
     if (done.split == 0) break;  // nothing varies enough: this solve is the answer
+    earlierPasses.push_back(job->ReleaseCheckpoint());
     o.formFactors.meshing = job->UsedMeshing();  // --patches resolved once, for the first pass
     o.formFactors.meshing.refined = std::make_shared<const std::vector<Patch>>(std::move(refined));
     o.formFactors.meshing.refinePasses = pass + 1;
@@ -165,7 +182,15 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   const std::vector<PhaseTimers::Summary> phases = exec.Timers().Reduce(MPI_COMM_WORLD, "total");
   OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), *job, exec, result, o, phases, refinement); });
   if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: wrote %s/{%s}\n", o.outputDir.c_str(), written.c_str());
+  // The last pass's first: a folder holding a later pass's checkpoint then always holds the first pass's, which
+  // refuses a run without --restart before it computes anything.
   job->DiscardCheckpoint();
+  job.reset();  // and its lock on the checkpoint, a file in the pass's folder
+  if (o.formFactors.checkpoint.On())
+    for (size_t pass = earlierPasses.size(); pass > 0; --pass) {
+      RemoveEmptyFolder(RefinePassFolder(checkpointDir, int(pass)));
+      earlierPasses[pass - 1]->Remove();
+    }
   return FinishSolve(result);
 }
 

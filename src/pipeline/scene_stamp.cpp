@@ -50,6 +50,18 @@ std::string HashKeyValues(const KeyValues &values) {
   return HexHash(hash);
 }
 
+std::string HashPatchCorners(const std::vector<Patch> &patches) {
+  uint64_t hash = kFnv1aStart;
+  for (const Patch &p : patches) {
+    hash = Fnv1a(&p.cornerCount, sizeof p.cornerCount, hash);
+    for (int k = 0; k < p.cornerCount; ++k) {
+      const double xyz[3] = {p.corners[k].x, p.corners[k].y, p.corners[k].z};
+      hash = Fnv1a(xyz, sizeof xyz, hash);
+    }
+  }
+  return HexHash(hash);
+}
+
 KeyValues MakeSceneStamp(const SceneInput &input, const Meshing &resolved, long long patches) {
   std::vector<std::string> files;
   for (const NamedPath &file : SceneInputPaths(input.files, "")) files.push_back(file.path);

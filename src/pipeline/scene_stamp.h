@@ -30,6 +30,10 @@ std::string HashKeyValues(const KeyValues &values);
 // FNV-1a 64 of the files' bytes, in hexadecimal (InputError naming a file that cannot be read).
 std::string HashFiles(const std::vector<std::string> &paths);
 
+// FNV-1a 64 of the patches' corners (their bits, in order), in hexadecimal: patches made by other means than a
+// meshing of the scene (`run --refine`'s) named by what they are.
+std::string HashPatchCorners(const std::vector<Patch> &patches);
+
 // The stamp of `patches` patches made from `input` with the meshing `resolved` (ResolveMeshing's).
 KeyValues MakeSceneStamp(const SceneInput &input, const Meshing &resolved, long long patches);
 

@@ -62,7 +62,7 @@ struct SolverOptions {
   double tolerance = 1e-6;
   int maxIterations = 1000;
   bool printProgress = false;  // rank 0 prints each iteration's residual to stderr
-  IterateKeeper *keeper = nullptr;  // checkpoints of the iterate: the CPU solver of dense rows only
+  IterateKeeper *keeper = nullptr;  // checkpoints of the iterate: the sweeps of IterateSolve (either backend)
 };
 
 enum class SolverStatus { kConverged, kMaxIterations, kDiverged };

@@ -18,7 +18,9 @@ a checkpoint after every round of rows):
     iterate and writes the B, residual history and solver attributes of a run never stopped, bit for bit;
     restarted on 1 rank, it says the iterate is of another split of the rows and solves from B = E, to the
     tolerance; SIGTERM during the solve keeps the iterate, stops with exit 143 and one line naming the sweep, and
-    the restart continues from that sweep to the same bits.
+    the restart continues from that sweep to the same bits; `run --refine 1` (a folder per pass) killed at 30 % of
+    the second pass's rows and restarted on 2 ranks reads the first pass's rows back, solves and refines to the
+    same patches, continues the second pass, and writes the patches, B and residuals of a run never stopped.
   - the sparse and hierarchical operators (each row alone in checkpointed runs; the matrix an HDF5 CSR file with
     dropped sums and far links): hierarchical killed at 40 % on 2 ranks and restarted on 3, sparse float rows
     stopped by SIGTERM (one process) and restarted on 2: every /formfactors dataset is that of a run without
@@ -393,6 +395,44 @@ class TestSolveCheckpoint(Interrupting):
         self.assertTrue(np.array_equal(B, want_B), "B differs from the uninterrupted run's")
         self.assertTrue(np.array_equal(residual, want_residual), "the residual history differs")
         self.assertEqual(attrs, want_attrs)
+
+    def test_refinement_passes_keep_their_rows_each(self):
+        # `run --refine`: each pass's F on its own patches, checkpointed in a folder of its own. Killed while the
+        # second pass computes its rows, the restart reads the first pass's rows back, continues its solve to the
+        # same B, refines to the same patches and continues the second pass's rows.
+        scene = os.path.join(test_cli.MESHES, "cornell_sphere.obj")
+        reference, out, folder = self.path("reference"), self.path("out"), self.path("checkpoint")
+
+        def job(output):
+            return ["run", "--input", scene, "--subdiv", "2", "--refine", "1", "--output-dir", output]
+        proc = run(job(reference), ranks=2, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        with h5py.File(os.path.join(reference, "radiosity.h5"), "r") as f:
+            refined = len(f["patches/area"])
+        self.assertGreater(refined, PATCHES, "the refinement split no patch")
+        checkpointed = job(out) + ["--checkpoint-dir", folder, "--checkpoint-every", "0"]
+        proc = self.start(checkpointed, 2)
+        second = os.path.join(folder, "refine-pass-1", "checkpoint.json")
+        self.wait_for(proc, lambda: done_rows(second) >= 0.3 * refined, "30 % of the second pass's rows")
+        self.kill(proc)
+        found = done_rows(second)
+        self.assertLess(found, refined, "the second pass ended before it was killed")
+        proc = run(checkpointed + ["--restart"], ranks=2, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, describe(proc))
+        said = [line for line in program_stderr_lines(proc.stderr) if "restart:" in line]
+        self.assertEqual(len(said), 3, said)
+        self.assertIn("of %d of %d rows; nothing left to compute" % (PATCHES, PATCHES), said[0])
+        self.assertIn("continuing the solve", said[1])
+        self.assertIn("refine-pass-1", said[2])
+        self.assertIn("of %d of %d rows; computing the rest" % (found, refined), said[2])
+        self.assertEqual(sorted(os.listdir(folder)), [], "a checkpoint outlived the complete outputs")
+        with h5py.File(os.path.join(reference, "radiosity.h5"), "r") as want, \
+                h5py.File(os.path.join(out, "radiosity.h5"), "r") as got:
+            for name in ("patches/area", "patches/corners", "radiosity/B", "radiosity/residual"):
+                self.assertTrue(np.array_equal(got[name][...], want[name][...]), name + " differs")
+            self.assertEqual({k: v for k, v in got["radiosity"].attrs.items() if k != "ranks"},
+                             {k: v for k, v in want["radiosity"].attrs.items() if k != "ranks"})
+
 
 HEMICUBE_ATTRIBUTES = ("nonzeros", "hemicube_rays", "row_sum_min", "row_sum_mean", "row_sum_max",
                        "sky_view_factor_min", "sky_view_factor_mean", "sky_view_factor_max")
