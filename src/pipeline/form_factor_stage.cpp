@@ -67,7 +67,8 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_
   CheckOutputsDistinct(SceneInputPaths(o_.input.files, o_.input.materials),
                        {{"--output", o_.output}, {"--raw", o_.raw}, {"--timings", o_.timings},
                         {"--checkpoint-dir", checkpointJson}});
-  // The checkpoint is an output too: two runs continuing one checkpoint would each write it.
+  // The checkpoint is an output too: two runs continuing one checkpoint, or starting one, would each write it.
+  if (o_.checkpoint.On()) RowCheckpoint::MakeFolder(MPI_COMM_WORLD, o_.checkpoint.dir);
   locks_ = std::make_unique<OutputLocks>(MPI_COMM_WORLD,
                                          std::vector<std::string>{o_.output, o_.raw, o_.timings, checkpointJson});
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);

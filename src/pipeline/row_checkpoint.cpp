@@ -75,12 +75,7 @@ RowCheckpoint::RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdenti
     : comm_(comm), o_(std::move(options)), job_(std::move(job)), n_(n), talk_(talk), storage_(storage) {
   json_ = JsonPathIn(o_.dir);
   RefuseUnlessRestarting(comm_, o_);
-  OnRankZero(comm_, [&] {
-    std::error_code error;
-    std::filesystem::create_directories(o_.dir, error);
-    if (!std::filesystem::is_directory(o_.dir))
-      throw InputError(o_.dir + ": cannot make the checkpoint folder" + (error ? " (" + error.message() + ")" : ""));
-  });
+  MakeFolder(comm_, o_.dir);
   std::string text;
   if (ReadCheckpointText(comm_, json_, text)) Read(text);
   else if (o_.restart && talk_)
@@ -90,6 +85,15 @@ RowCheckpoint::RowCheckpoint(MPI_Comm comm, CheckpointOptions options, JobIdenti
 
 std::string RowCheckpoint::JsonPathIn(const std::string &dir) {
   return (std::filesystem::path(dir) / "checkpoint.json").string();
+}
+
+void RowCheckpoint::MakeFolder(MPI_Comm comm, const std::string &dir) {
+  OnRankZero(comm, [&] {
+    std::error_code error;
+    std::filesystem::create_directories(dir, error);
+    if (!std::filesystem::is_directory(dir))
+      throw InputError(dir + ": cannot make the checkpoint folder" + (error ? " (" + error.message() + ")" : ""));
+  });
 }
 
 void RowCheckpoint::RefuseUnlessRestarting(MPI_Comm comm, const CheckpointOptions &options) {

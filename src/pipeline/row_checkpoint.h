@@ -72,6 +72,9 @@ class RowCheckpoint {
   // Collective, before any work: without --restart, InputError on every rank if the folder holds a checkpoint
   // (continuing it, or losing it, is the user's choice).
   static void RefuseUnlessRestarting(MPI_Comm comm, const CheckpointOptions &options);
+  // Collective: makes the folder `dir` if missing (InputError on every rank when it cannot), before its
+  // checkpoint is locked (util/output_lock.h takes locks in folders that exist).
+  static void MakeFolder(MPI_Comm comm, const std::string &dir);
   static std::string JsonPathIn(const std::string &dir);
 
   // Per patch, non-zero where the row's pairs are in the checkpoint read back (empty when none was).

@@ -11,8 +11,9 @@ a checkpoint after every round of rows):
   - SIGTERM to a run with checkpoints (float rows) writes a checkpoint first, then stops with exit 143 and one
     line naming it; restarted on 2 ranks the float rows are the uninterrupted run's;
   - refused with exit 2 and one line: a folder holding a checkpoint without --restart, a checkpoint of another
-    job (another seed: named; the sparse operator's), --restart without --checkpoint-dir; with
-    --restart on an empty folder the run starts from the beginning and ends as the uninterrupted one;
+    job (another seed: named; the sparse operator's), --restart without --checkpoint-dir, a second run on the
+    checkpoint folder of a run under way (locked from the start, the folder new to both); with --restart on an
+    empty folder the run starts from the beginning and ends as the uninterrupted one;
   - `run` (a Cornell box with a sphere of reflectance 0.95 to 0.97, solved to 1e-12: about a hundred sweeps, an
     iterate kept after each) killed with SIGKILL during the solve and restarted on 2 ranks continues from the kept
     iterate and writes the B, residual history and solver attributes of a run never stopped, bit for bit;
@@ -255,6 +256,18 @@ class TestCheckpoint(UninterruptedFirst):
         self.refused(["formfactors", "--input", self.scene, "--subdiv", "2", "--output", out, "--checkpoint-dir",
                       folder, "--restart", "--operator", "sparse", "--quiet"], ["another job", "operator"], ranks=2)
         self.assertTrue(os.path.exists(checkpoint), "a refused run removed the checkpoint")
+
+    def test_two_runs_cannot_start_one_checkpoint(self):
+        # The folder is new to both: the first makes it and locks its checkpoint before any row.
+        folder = self.path("checkpoint")
+        first = self.start(self.job(self.path("f.h5"), folder=folder), None)
+        self.wait_for(first, lambda: done_rows(os.path.join(folder, "checkpoint.json")) > 0, "a checkpoint")
+        self.refused(self.job(self.path("g.h5"), folder=folder) + ["--restart"],
+                     ["another radiosity run (process %d" % first.pid, "checkpoint.json.lock"])
+        _, err = first.communicate(timeout=300)
+        self.assertEqual(first.returncode, 0, err)
+        self.assertEqual(sorted(os.listdir(folder)), [], "the checkpoint or its lock outlived the outputs")
+        self.assertFalse(os.path.exists(self.path("g.h5")))
 
 
 def kept_sweep(solve_json):
