@@ -635,6 +635,25 @@ TEST(SparseOperator, RowsInManyBlocksAreTheRowsOfOneBlockWithEachPairEvaluatedOn
   }
 }
 
+// Row ra of a (CSR, float64, with or without far links) is row rb of b, bit for bit: columns, entries, dropped
+// sum, far links.
+void ExpectSameCsrRow(const FormFactorRows &a, size_t ra, const FormFactorRows &b, size_t rb) {
+  const std::string row = "row " + std::to_string(a.rows.empty() ? (long long)ra : a.rows[ra]);
+  ASSERT_EQ(a.indptr[ra + 1] - a.indptr[ra], b.indptr[rb + 1] - b.indptr[rb]) << row;
+  for (long long k = a.indptr[ra], q = b.indptr[rb]; k < a.indptr[ra + 1]; ++k, ++q) {
+    ASSERT_EQ(a.columns[size_t(k)], b.columns[size_t(q)]) << row;
+    ASSERT_EQ(a.f64[size_t(k)], b.f64[size_t(q)]) << row << ", column " << a.columns[size_t(k)];
+  }
+  ASSERT_EQ(a.dropped[ra], b.dropped[rb]) << row;
+  ASSERT_EQ(a.links.Empty(), b.links.Empty()) << row;
+  if (a.links.Empty()) return;
+  ASSERT_EQ(a.links.ptr[ra + 1] - a.links.ptr[ra], b.links.ptr[rb + 1] - b.links.ptr[rb]) << row;
+  for (long long k = a.links.ptr[ra], q = b.links.ptr[rb]; k < a.links.ptr[ra + 1]; ++k, ++q) {
+    ASSERT_EQ(a.links.target[size_t(k)], b.links.target[size_t(q)]) << row;
+    ASSERT_EQ(a.links.value[size_t(k)], b.links.value[size_t(q)]) << row;
+  }
+}
+
 TEST(SparseOperator, RowsAloneAreTheRowsThatShareTheirPairs) {
   // Each row on its own (SparseStreaming::rowsAlone, what checkpoints take: a row is done when its block ends):
   // the last two thirds of the rows computed alone, in small blocks, are those rows of the run of every row that
@@ -659,21 +678,8 @@ TEST(SparseOperator, RowsAloneAreTheRowsThatShareTheirPairs) {
     const FormFactorRows alone = SparseRows(g, embree, options, c.threshold, aloneSparse, Precision::kDouble,
                                             c.hierarchical, c.hierarchical, first, 2000, nullptr, true);
     ASSERT_EQ(alone.RowCount(), size_t(n - first));
-    for (size_t r = 0; r < alone.RowCount(); ++r) {
-      const size_t s = size_t(first) + r;
-      ASSERT_EQ(alone.indptr[r + 1] - alone.indptr[r], shared.indptr[s + 1] - shared.indptr[s]) << "row " << s;
-      for (long long k = alone.indptr[r], q = shared.indptr[s]; k < alone.indptr[r + 1]; ++k, ++q) {
-        ASSERT_EQ(alone.columns[size_t(k)], shared.columns[size_t(q)]) << "row " << s;
-        ASSERT_EQ(alone.f64[size_t(k)], shared.f64[size_t(q)]) << "row " << s << ", column " << alone.columns[size_t(k)];
-      }
-      ASSERT_EQ(alone.dropped[r], shared.dropped[s]) << "row " << s;
-      if (!c.hierarchical) continue;
-      ASSERT_EQ(alone.links.ptr[r + 1] - alone.links.ptr[r], shared.links.ptr[s + 1] - shared.links.ptr[s]);
-      for (long long k = alone.links.ptr[r], q = shared.links.ptr[s]; k < alone.links.ptr[r + 1]; ++k, ++q) {
-        ASSERT_EQ(alone.links.target[size_t(k)], shared.links.target[size_t(q)]) << "row " << s;
-        ASSERT_EQ(alone.links.value[size_t(k)], shared.links.value[size_t(q)]) << "row " << s;
-      }
-    }
+    for (size_t r = 0; r < alone.RowCount(); ++r)
+      ASSERT_NO_FATAL_FAILURE(ExpectSameCsrRow(alone, r, shared, size_t(first) + r));
     // The same rows in two calls over parts of them, with one walk of the elements for them all.
     {
       std::vector<long long> rows(size_t(n - first));
@@ -700,18 +706,7 @@ TEST(SparseOperator, RowsAloneAreTheRowsThatShareTheirPairs) {
         ComputeSparseRowsCpu(g, embree, tree, std::vector<long long>(counts.begin() + long(begin), counts.begin() + long(end)),
                              c.threshold, c.hierarchical, options, f, timers, counters, sparse, false, nullptr,
                              walk.get(), streaming);
-        for (size_t r = 0; r < f.RowCount(); ++r) {
-          const size_t a = begin + r;  // the row in `alone`
-          ASSERT_EQ(f.indptr[r + 1] - f.indptr[r], alone.indptr[a + 1] - alone.indptr[a]) << "row " << f.rows[r];
-          for (long long k = f.indptr[r], q = alone.indptr[a]; k < f.indptr[r + 1]; ++k, ++q)
-            ASSERT_EQ(f.f64[size_t(k)], alone.f64[size_t(q)]);
-          ASSERT_EQ(f.dropped[r], alone.dropped[a]);
-          if (c.hierarchical) {
-            ASSERT_EQ(f.links.ptr[r + 1] - f.links.ptr[r], alone.links.ptr[a + 1] - alone.links.ptr[a]);
-            for (long long k = f.links.ptr[r], q = alone.links.ptr[a]; k < f.links.ptr[r + 1]; ++k, ++q)
-              ASSERT_EQ(f.links.value[size_t(k)], alone.links.value[size_t(q)]);
-          }
-        }
+        for (size_t r = 0; r < f.RowCount(); ++r) ASSERT_NO_FATAL_FAILURE(ExpectSameCsrRow(f, r, alone, begin + r));
       }
     }
     // Alone, a row evaluates every pair it lists: more evaluations per row than when the pairs are shared.

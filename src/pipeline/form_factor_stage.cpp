@@ -68,9 +68,11 @@ FormFactorJob::FormFactorJob(FormFactorJobOptions options, Execution &exec) : o_
                        {{"--output", o_.output}, {"--raw", o_.raw}, {"--timings", o_.timings},
                         {"--checkpoint-dir", checkpointJson}});
   // The checkpoint is an output too: two runs continuing one checkpoint, or starting one, would each write it.
-  if (o_.checkpoint.On()) RowCheckpoint::MakeFolder(MPI_COMM_WORLD, o_.checkpoint.dir);
-  locks_ = std::make_unique<OutputLocks>(MPI_COMM_WORLD,
-                                         std::vector<std::string>{o_.output, o_.raw, o_.timings, checkpointJson});
+  locks_ = std::make_unique<OutputLocks>(MPI_COMM_WORLD, std::vector<std::string>{o_.output, o_.raw, o_.timings});
+  if (o_.checkpoint.On()) {
+    RowCheckpoint::MakeFolder(MPI_COMM_WORLD, o_.checkpoint.dir);
+    checkpointLock_ = std::make_unique<OutputLocks>(MPI_COMM_WORLD, std::vector<std::string>{checkpointJson});
+  }
   if (!o_.output.empty()) CheckOutputPath("--output", o_.output);
   if (!o_.raw.empty()) CheckOutputPath("--raw", o_.raw);
   if (!o_.timings.empty()) CheckOutputPath("--timings", o_.timings);

@@ -85,9 +85,13 @@ class FormFactorJob {
   void DiscardCheckpoint();
   // The rows' checkpoint (--checkpoint-dir), complete once Run has returned; nullptr without one.
   const RowCheckpoint *Checkpoint() const { return checkpoint_.get(); }
-  // The rows' checkpoint, for a caller that removes it later (`run --refine`: each pass's until the outputs are
-  // complete); the job keeps none.
-  std::unique_ptr<RowCheckpoint> ReleaseCheckpoint() { return std::move(checkpoint_); }
+  // The rows' checkpoint with its lock, for a caller that removes it later (`run --refine`: each pass's until the
+  // outputs are complete); the job keeps neither.
+  struct HeldCheckpoint {
+    std::unique_ptr<OutputLocks> lock;
+    std::unique_ptr<RowCheckpoint> rows;
+  };
+  HeldCheckpoint ReleaseCheckpoint() { return {std::move(checkpointLock_), std::move(checkpoint_)}; }
   // Collective: /formfactors/F with its attributes into a file being written (for `run --save-formfactors`).
   void WriteFormFactors(RadiosityFileWriter &writer) const;
   // Collective: the raw matrix file (int32 N, N*N float64) at `path`, and its scene stamp beside it.
@@ -145,7 +149,8 @@ class FormFactorJob {
   // far links, the elements' links, and the most entries held at once for rows of later blocks.
   double rowsMemory_[4] = {0, 0, 0, 0};
   std::vector<double> skyViewFactor_;
-  std::unique_ptr<OutputLocks> locks_;  // this job's outputs, while it runs
+  std::unique_ptr<OutputLocks> locks_;           // this job's outputs, while it runs
+  std::unique_ptr<OutputLocks> checkpointLock_;  // its checkpoint's, while it is kept
   std::unique_ptr<RowCheckpoint> checkpoint_;  // --checkpoint-dir
   void PrepareCheckpoint();
   JobIdentity Identity() const;  // what the rows depend on, for the checkpoint

@@ -82,7 +82,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   // outputs are complete: a restart computes nothing again, the passes before the one stopped read their rows
   // back and solve again (cheap beside F) to the same B, and so to the same refined patches.
   const std::string checkpointDir = o.formFactors.checkpoint.dir;
-  std::vector<std::unique_ptr<RowCheckpoint>> earlierPasses;
+  std::vector<FormFactorJob::HeldCheckpoint> earlierPasses;  // each locked until it is removed
   for (int pass = 0;; ++pass) {
     if (pass > 0 && o.formFactors.checkpoint.On()) o.formFactors.checkpoint.dir = RefinePassFolder(checkpointDir, pass);
     job.reset();  // the last pass's rows go before the next pass's are checked against the memory
@@ -189,7 +189,8 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   if (o.formFactors.checkpoint.On())
     for (size_t pass = earlierPasses.size(); pass > 0; --pass) {
       RemoveEmptyFolder(RefinePassFolder(checkpointDir, int(pass)));
-      earlierPasses[pass - 1]->Remove();
+      earlierPasses[pass - 1].rows->Remove();
+      earlierPasses[pass - 1].lock.reset();
     }
   return FinishSolve(result);
 }

@@ -19,8 +19,8 @@ a checkpoint after every round of rows):
     iterate and writes the B, residual history and solver attributes of a run never stopped, bit for bit;
     restarted on 1 rank, it says the iterate is of another split of the rows and solves from B = E, to the
     tolerance; SIGTERM during the solve keeps the iterate, stops with exit 143 and one line naming the sweep, and
-    the restart continues from that sweep to the same bits; `run --refine 1` (a folder per pass) killed at 30 % of
-    the second pass's rows and restarted on 2 ranks reads the first pass's rows back, solves and refines to the
+    the restart continues from that sweep to the same bits; `run --refine 1` (a folder per pass, each locked
+    until the outputs are complete) killed at 30 % of the second pass's rows and restarted on 2 ranks reads the first pass's rows back, solves and refines to the
     same patches, continues the second pass, and writes the patches, B and residuals of a run never stopped.
   - the sparse and hierarchical operators (each row alone in checkpointed runs; the matrix an HDF5 CSR file with
     dropped sums and far links): hierarchical killed at 40 % on 2 ranks and restarted on 3, sparse float rows
@@ -71,6 +71,15 @@ def done_rows(checkpoint):
     except (OSError, ValueError, KeyError):
         return 0
     return sum(b - a for a, b in ranges)
+
+
+def scene_copy(prefix):
+    """A new folder holding a copy of the Cornell box with a sphere (the runs' own, so that nothing they do
+    touches meshes/), and the copy's OBJ."""
+    shared = tempfile.mkdtemp(prefix=prefix)
+    for ext in ("obj", "mtl"):
+        shutil.copy(os.path.join(test_cli.MESHES, "cornell_sphere." + ext), shared)
+    return shared, os.path.join(shared, "cornell_sphere.obj")
 
 
 def descendants(root):
@@ -125,10 +134,7 @@ class UninterruptedFirst(Interrupting):
 
     @classmethod
     def setUpClass(cls):
-        cls.shared = tempfile.mkdtemp(prefix="radiosity_checkpoint_")
-        for ext in ("obj", "mtl"):
-            shutil.copy(os.path.join(test_cli.MESHES, "cornell_sphere." + ext), cls.shared)
-        cls.scene = os.path.join(cls.shared, "cornell_sphere.obj")
+        cls.shared, cls.scene = scene_copy("radiosity_checkpoint_")
         cls.reference = {}
         for precision in ("double", "float"):
             out = os.path.join(cls.shared, precision + ".h5")
@@ -427,6 +433,10 @@ class TestSolveCheckpoint(Interrupting):
         proc = self.start(checkpointed, 2)
         second = os.path.join(folder, "refine-pass-1", "checkpoint.json")
         self.wait_for(proc, lambda: done_rows(second) >= 0.3 * refined, "30 % of the second pass's rows")
+        # The first pass's checkpoint is still the run's: another run may not continue it meanwhile.
+        other = run(job(self.path("other")) + ["--checkpoint-dir", folder, "--restart", "--quiet"], cwd=self.tmp)
+        self.assertEqual(other.returncode, 2, describe(other))
+        self.assertIn(os.path.join(folder, "checkpoint.json.lock"), other.stderr)
         self.kill(proc)
         found = done_rows(second)
         self.assertLess(found, refined, "the second pass ended before it was killed")
@@ -552,10 +562,7 @@ class TestSparseCheckpoint(Interrupting):
 
     @classmethod
     def setUpClass(cls):
-        cls.shared = tempfile.mkdtemp(prefix="radiosity_sparse_checkpoint_")
-        for ext in ("obj", "mtl"):
-            shutil.copy(os.path.join(test_cli.MESHES, "cornell_sphere." + ext), cls.shared)
-        cls.scene = os.path.join(cls.shared, "cornell_sphere.obj")
+        cls.shared, cls.scene = scene_copy("radiosity_sparse_checkpoint_")
         cls.reference, cls.checkpointed = {}, {}
         for operator, precision in (("hierarchical", "double"), ("sparse", "float")):
             for folder in (None, os.path.join(cls.shared, "ck")):
