@@ -65,6 +65,12 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
     throw InputError("--shading lightmap needs patches that are lightmap texels (--texel-size or --lightmap-resolution)");
   const OutputFolder folder(o.outputDir);  // removed again, if made here, when the job stops before writing
   const OutputLocks locks(MPI_COMM_WORLD, {In(o.outputDir, "radiosity.h5")});  // one run per folder
+  // A later pass's checkpoint without --restart is refused now, not once the passes before it are computed.
+  for (int pass = 1; pass <= o.refine.passes && o.formFactors.checkpoint.On(); ++pass) {
+    CheckpointOptions later = o.formFactors.checkpoint;
+    later.dir = RefinePassFolder(later.dir, pass);
+    RowCheckpoint::RefuseUnlessRestarting(MPI_COMM_WORLD, later);
+  }
   o.formFactors.timings = In(o.outputDir, "timings.json");
   if (o.raw) o.formFactors.raw = In(o.outputDir, "formfactors");
   o.render.png = In(o.outputDir, "image.png");

@@ -455,6 +455,18 @@ class TestSolveCheckpoint(Interrupting):
                 self.assertTrue(np.array_equal(got[name][...], want[name][...]), name + " differs")
             self.assertEqual({k: v for k, v in got["radiosity"].attrs.items() if k != "ranks"},
                              {k: v for k, v in want["radiosity"].attrs.items() if k != "ranks"})
+        # A later pass's checkpoint left alone (the first pass's removed by hand): refused up front, not after
+        # the first pass is computed again.
+        stale = os.path.join(self.path("stale"), "refine-pass-1")
+        os.makedirs(stale)
+        with open(os.path.join(stale, "checkpoint.json"), "w") as fh:
+            fh.write("{}")
+        proc = run(job(self.path("fresh")) + ["--checkpoint-dir", self.path("stale")], cwd=self.tmp)
+        self.assertEqual(proc.returncode, 2, describe(proc))
+        said = program_stderr_lines(proc.stderr)
+        self.assertEqual(len(said), 1, describe(proc))
+        self.assertIn(os.path.join(stale, "checkpoint.json") + ": the checkpoint of an earlier run", said[0])
+        self.assertNotIn("patches", proc.stderr, "the run computed before it refused")
 
 
 HEMICUBE_ATTRIBUTES = ("nonzeros", "hemicube_rays", "row_sum_min", "row_sum_mean", "row_sum_max",
