@@ -88,7 +88,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   // outputs are complete: a restart computes nothing again, the passes before the one stopped read their rows
   // back and solve again (cheap beside F) to the same B, and so to the same refined patches.
   const std::string checkpointDir = o.formFactors.checkpoint.dir;
-  std::vector<FormFactorJob::HeldCheckpoint> earlierPasses;  // each locked until it is removed
+  std::vector<FormFactorJob::HeldCheckpoint> passCheckpoints;  // each locked until it is removed
   for (int pass = 0;; ++pass) {
     if (pass > 0 && o.formFactors.checkpoint.On()) o.formFactors.checkpoint.dir = RefinePassFolder(checkpointDir, pass);
     job.reset();  // the last pass's rows go before the next pass's are checked against the memory
@@ -133,7 +133,7 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
                    stopped.c_str(), refined.size());
     }
     if (done.split == 0) break;  // nothing varies enough: this solve is the answer
-    earlierPasses.push_back(job->ReleaseCheckpoint());
+    passCheckpoints.push_back(job->ReleaseCheckpoint());
     o.formFactors.meshing = job->UsedMeshing();  // --patches resolved once, for the first pass
     o.formFactors.meshing.refined = std::make_shared<const std::vector<Patch>>(std::move(refined));
     o.formFactors.meshing.refinePasses = pass + 1;
@@ -188,16 +188,14 @@ int RunWholeJob(RunJobOptions o, Execution &exec) {
   const std::vector<PhaseTimers::Summary> phases = exec.Timers().Reduce(MPI_COMM_WORLD, "total");
   OnRankZero(MPI_COMM_WORLD, [&] { WriteSummary(In(o.outputDir, "summary.txt"), *job, exec, result, o, phases, refinement); });
   if (WorldRank() == 0 && !quiet) std::fprintf(stderr, "radiosity: wrote %s/{%s}\n", o.outputDir.c_str(), written.c_str());
-  // The last pass's first: a folder holding a later pass's checkpoint then always holds the first pass's, which
-  // refuses a run without --restart before it computes anything.
-  job->DiscardCheckpoint();
-  job.reset();  // and its lock on the checkpoint, a file in the pass's folder
-  if (o.formFactors.checkpoint.On())
-    for (size_t pass = earlierPasses.size(); pass > 0; --pass) {
-      RemoveEmptyFolder(RefinePassFolder(checkpointDir, int(pass)));
-      earlierPasses[pass - 1].rows->Remove();
-      earlierPasses[pass - 1].lock.reset();
-    }
+  // Every pass's checkpoint, the last pass's first: a folder holding a later pass's checkpoint then always holds
+  // the first pass's, which refuses a run without --restart before it computes anything.
+  passCheckpoints.push_back(job->ReleaseCheckpoint());
+  for (size_t pass = passCheckpoints.size(); pass-- > 0;) {
+    if (passCheckpoints[pass].rows) passCheckpoints[pass].rows->Remove();
+    passCheckpoints[pass].lock.reset();  // a file in the pass's folder
+    if (pass > 0) RemoveEmptyFolder(RefinePassFolder(checkpointDir, int(pass)));
+  }
   return FinishSolve(result);
 }
 
