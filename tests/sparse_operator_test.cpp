@@ -301,6 +301,44 @@ TEST(SparseOperator, TheTreeBoundHoldsForEveryPairItSkips) {
   EXPECT_GT(tightest, 0.3);  // a bound, but not a vacuous one
 }
 
+// NothingExchanged leaves out a node only where every entry between it and the receiver is 0: a patch, or an
+// element of patches (its stand-in and box), against every node of the tree, in a closed room and in a city
+// (whose ground, roofs and walls lie in a few planes each). And it leaves out more than the spheres would: the
+// patches in the receiver's plane, and walls seen from the street behind them.
+TEST(SparseOperator, NodesThatExchangeNothingWithAReceiverAreLeftOutAndNoOthers) {
+  for (const bool city : {false, true}) {
+    const DenseScene s(city ? City() : RoomWithBoxes(), city ? 4 : 0.5);
+    const ElementForest forest = BuildElementForest(s.g.patches);
+    long long leftOut = 0, byTheBoxes = 0;
+    // Receiver: the patches of forest.tree.order[first, first + count), p their stand-in, in box [lo, hi].
+    auto check = [&](const Patch &p, const Vec3 &lo, const Vec3 &hi, int32_t first, int32_t count) {
+      for (const PatchTreeNode &node : s.tree.nodes) {
+        if (!NothingExchanged(p, lo, hi, node)) continue;
+        ++leftOut;
+        byTheBoxes += !BehindPatch(p, node.sphere);
+        for (int32_t a = first; a < first + count; ++a)
+          for (int32_t k = node.first; k < node.first + node.count; ++k) {
+            const long long i = forest.tree.order[size_t(a)], j = s.tree.order[size_t(k)];
+            ASSERT_EQ(s.dense.At(i, j), 0) << "patch " << i << " -> " << j << (city ? " (city)" : " (room)");
+            ASSERT_EQ(s.dense.At(j, i), 0) << "patch " << j << " -> " << i;
+          }
+      }
+    };
+    for (size_t e = 0; e < forest.tree.nodes.size(); ++e) {
+      const PatchTreeNode &element = forest.tree.nodes[e];
+      if (element.IsLeaf()) {
+        const Patch &p = s.g.patches[size_t(forest.FirstPatch(int32_t(e)))];
+        Vec3 lo, hi;
+        CornerBox(p, lo, hi);
+        check(p, lo, hi, element.first, 1);
+      } else {
+        check(forest.Receiver(s.g.patches, int32_t(e)), element.boxLo, element.boxHi, element.first, element.count);
+      }
+    }
+    EXPECT_GT(byTheBoxes, leftOut / 10) << (city ? "city" : "room");
+  }
+}
+
 TEST(SparseOperator, OnAnOpenCityTheWalkSkipsMostPairsAndEstimatesWhatItLeavesOut) {
   const Scene scene = City();
   const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(2));

@@ -121,7 +121,7 @@ struct Walker {
       const int32_t index = stack.back();
       stack.pop_back();
       const PatchTreeNode &node = tree.nodes[size_t(index)];
-      if (BehindPatch(receiver, node.sphere)) continue;
+      if (NothingExchanged(receiver, e.boxLo, e.boxHi, node)) continue;
       const bool skippable = NodeBound(receiver, e.sphere, node) < dropBelow;
       const double gap = Length(node.sphere.center - e.sphere.center) - node.sphere.radius;
       const bool smooth = !skippable && SmoothLink(receiver, e.sphere, node, dropBelow);

@@ -95,6 +95,20 @@ struct Builder {
     node.first = first;
     node.count = count;
     node.sphere.center = (cornerLo + cornerHi) * 0.5;
+    node.boxLo = cornerLo;
+    node.boxHi = cornerHi;
+    node.sharedNormal = patches[size_t(*begin)].normal;
+    node.sharedLow = HUGE_VAL;
+    for (const int32_t *p = begin; p != end; ++p) {
+      const Patch &patch = patches[size_t(*p)];
+      if (patch.normal.x != node.sharedNormal.x || patch.normal.y != node.sharedNormal.y ||
+          patch.normal.z != node.sharedNormal.z) {
+        node.sharedNormal = Vec3{0, 0, 0};
+        break;
+      }
+      for (int k = 0; k < patch.cornerCount; ++k)
+        node.sharedLow = std::min(node.sharedLow, Dot(node.sharedNormal, patch.corners[k]));
+    }
     double area = 0;
     Vec3 weighted{0, 0, 0};
     for (const int32_t *p = begin; p != end; ++p) {
@@ -202,6 +216,34 @@ Patch ElementForest::Receiver(const std::vector<Patch> &patches, int32_t element
 
 bool BehindPatch(const Patch &p, const PatchSphere &s) {
   return Dot(p.normal, s.center - p.centroid) <= -s.radius;
+}
+
+void CornerBox(const Patch &p, Vec3 &lo, Vec3 &hi) {
+  lo = hi = p.corners[0];
+  for (int k = 1; k < p.cornerCount; ++k)
+    for (int a = 0; a < 3; ++a) {
+      lo[a] = std::min(lo[a], p.corners[k][a]);
+      hi[a] = std::max(hi[a], p.corners[k][a]);
+    }
+}
+
+namespace {
+
+// The largest dot product of `direction` with a point of box [lo, hi].
+double Support(const Vec3 &direction, const Vec3 &lo, const Vec3 &hi) {
+  double most = Dot(direction, (lo + hi) * 0.5);
+  for (int a = 0; a < 3; ++a) most += std::fabs(direction[a]) * 0.5 * (hi[a] - lo[a]);
+  return most;
+}
+
+}  // namespace
+
+bool NothingExchanged(const Patch &p, const Vec3 &lo, const Vec3 &hi, const PatchTreeNode &node) {
+  if (BehindPatch(p, node.sphere)) return true;
+  const double rounding = 1e-12 * (Length(node.sphere.center - p.centroid) + node.sphere.radius);
+  if (Support(p.normal, node.boxLo, node.boxHi) - Dot(p.normal, p.centroid) <= rounding) return true;
+  const bool facesOneWay = node.sharedNormal.x != 0 || node.sharedNormal.y != 0 || node.sharedNormal.z != 0;
+  return facesOneWay && Support(node.sharedNormal, lo, hi) - node.sharedLow <= rounding;
 }
 
 namespace {

@@ -49,6 +49,11 @@ struct FacingGroup {
 
 struct PatchTreeNode {
   PatchSphere sphere;             // holds every corner of its patches
+  Vec3 boxLo{0, 0, 0}, boxHi{0, 0, 0};  // and so does this box: flat where its patches lie in one axis plane
+  // The normal its patches share when they all face the same way (0 when they do not), and the least of its dot
+  // products with their corners: the plane of its lowest patch (NothingExchanged).
+  Vec3 sharedNormal{0, 0, 0};
+  double sharedLow = 0;
   double maxPatchRadius = 0;      // the largest of its patches' spheres
   double maxPatchArea = 0;        // and of its patches' areas
   double area = 0;                // the sum of its patches' areas
@@ -103,6 +108,22 @@ ElementForest BuildElementForest(const std::vector<Patch> &patches);
 // True when the whole sphere lies behind patch p's plane (p sees nothing in it, and by reciprocity nothing in
 // it sees p).
 bool BehindPatch(const Patch &p, const PatchSphere &s);
+
+// The box of patch p's corners.
+void CornerBox(const Patch &p, Vec3 &lo, Vec3 &hi);
+
+// True when every entry between a receiver and every patch of `node` is 0, the receiver being patch p, or an
+// element of patches on p's plane (p its stand-in), inside box [lo, hi]: when the node lies behind that plane
+// or in it (its sphere, or its box), or when its patches all face one way and the receiver's box lies behind or
+// in the plane of the lowest of them, so that neither end faces the other. To rounding: within 1e-12 of their
+// distance. The boxes catch what the spheres cannot: the patches that share p's plane (the rest of a floor or a
+// street seen from one of its patches), and those that face away from it from just beside it (a wall seen from
+// the street in front of the next one), whose spheres the plane cuts in half. Before, each such node was
+// estimated (0), its samples' patches read, handed down to both halves of the element to be tried again, down
+// to the rows, whose walks opened it to its patches, each a candidate of an exact entry that came out 0. On an
+// 8 x 8 city split to 0.5 (N = 24272) the elements' link attempts fell from 8.10 M to 4.27 M, those whose
+// estimate was 0 from 4.99 M to 1.17 M; split to 0.25 (N = 93968) the run took 0.76x and 0.87x as long.
+bool NothingExchanged(const Patch &p, const Vec3 &lo, const Vec3 &hi, const PatchTreeNode &node);
 
 // An upper bound on max(F_ij, F_ji) for patches i and j, inside spheres `a` and `b`: the smaller of the cap
 // bound above and of max(A_i, A_j) times the largest cosines at both ends over (pi times the least distance

@@ -19,9 +19,9 @@ namespace {
 // What row i's walk does with a node it reaches, and with a patch j of a leaf it reaches: the one place the
 // walk decides, shared by the walk and by CandidateOf.
 enum class NodeStep { kBehind, kSkipped, kSmooth, kOpened };
-NodeStep StepAt(const Patch &p, const PatchSphere &sphere, const PatchTreeNode &node, double dropBelow,
-                bool smoothLinks) {
-  if (BehindPatch(p, node.sphere)) return NodeStep::kBehind;
+NodeStep StepAt(const Patch &p, const PatchSphere &sphere, const Vec3 &lo, const Vec3 &hi, const PatchTreeNode &node,
+                double dropBelow, bool smoothLinks) {
+  if (NothingExchanged(p, lo, hi, node)) return NodeStep::kBehind;
   const bool skippable = NodeBound(p, sphere, node) < dropBelow;
   if (skippable && EstimatedWhole(p, sphere, node, dropBelow)) return NodeStep::kSkipped;
   if (!skippable && smoothLinks && SmoothLink(p, sphere, node, dropBelow)) return NodeStep::kSmooth;
@@ -49,11 +49,13 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
   if (tree.nodes.empty()) return;
   const Patch &p = patches[size_t(i)];
   const PatchSphere &sphere = tree.patchSpheres[size_t(i)];
+  Vec3 lo, hi;
+  CornerBox(p, lo, hi);
   std::vector<int32_t> stack(std::make_reverse_iterator(start + startCount), std::make_reverse_iterator(start));
   while (!stack.empty()) {
     const PatchTreeNode &node = tree.nodes[size_t(stack.back())];
     stack.pop_back();
-    const NodeStep step = StepAt(p, sphere, node, dropBelow, smoothLinks);
+    const NodeStep step = StepAt(p, sphere, lo, hi, node, dropBelow, smoothLinks);
     if (step == NodeStep::kBehind) continue;
     if (step != NodeStep::kOpened) {
       skipNode(node, step == NodeStep::kSmooth);
@@ -89,8 +91,10 @@ bool CandidateOf(const std::vector<Patch> &patches, const PatchTree &tree, long 
   if (StepAt(patches, tree, i, p, sphere, j, dropBelow) != PatchStep::kCandidate) return false;  // the cheap test first
   const PatchTreeNode *node = &tree.nodes[size_t(startNode)];
   if (place < node->first || place >= node->first + node->count) return false;
+  Vec3 lo, hi;
+  CornerBox(p, lo, hi);
   while (true) {
-    if (StepAt(p, sphere, *node, dropBelow, smoothLinks) != NodeStep::kOpened) return false;
+    if (StepAt(p, sphere, lo, hi, *node, dropBelow, smoothLinks) != NodeStep::kOpened) return false;
     if (node->IsLeaf()) return true;
     const PatchTreeNode &left = tree.nodes[size_t(node->left)];
     node = place < left.first + left.count ? &left : &tree.nodes[size_t(node->right)];
