@@ -144,14 +144,18 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
                                 bool unanimousOnly = false) {
   constexpr int kPacket = RaysAtOnce<Occluded>::value;
   const int32_t samples = std::min<int32_t>(kNodeVisibilitySamples, std::max(count, node.count));
-  auto sampled = [&](int32_t q) { return tree.order[size_t(node.first + (q * 37 % samples) * node.count / samples)]; };
-  auto receiverOf = [&](int32_t q) { return receiver[q * count / samples]; };
-  for (int32_t q = 0; q < samples; ++q) PrefetchPatch(patches[size_t(sampled(q))]);  // the node's, scattered
+  // Sample q's receiver and patch of the node, found once (two divisions each, per sample, were read thrice).
+  int32_t receiverOf[kNodeVisibilitySamples], sampled[kNodeVisibilitySamples];
+  for (int32_t q = 0; q < samples; ++q) {
+    receiverOf[q] = receiver[q * count / samples];
+    sampled[q] = tree.order[size_t(node.first + (q * 37 % samples) * node.count / samples)];
+    PrefetchPatch(patches[size_t(sampled[q])]);  // the node's, scattered
+  }
   VisibleSums sums[kNodeVisibilitySamples];
-  double kernel[kNodeVisibilitySamples] = {};
+  double kernel[kNodeVisibilitySamples];
   int32_t facingSamples = 0;
   for (int32_t q = 0; q < samples; ++q) {
-    kernel[q] = PatchEstimate(patches[size_t(receiverOf(q))], patches[size_t(sampled(q))]);
+    kernel[q] = PatchEstimate(patches[size_t(receiverOf[q])], patches[size_t(sampled[q])]);
     facingSamples += kernel[q] > 0;
   }
   const uint32_t raysPerSample = PairRayCount(raysWanted / std::max<int32_t>(1, facingSamples), kNodeVisibilityRays);
@@ -175,7 +179,7 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
   std::optional<PairRays> rays[kNodeVisibilitySamples];  // per facing sample
   for (int32_t q = 0; q < samples; ++q)
     if (kernel[q] > 0) {
-      const int32_t i = receiverOf(q), j = sampled(q);
+      const int32_t i = receiverOf[q], j = sampled[q];
       rays[q].emplace(patches[size_t(i)], patches[size_t(j)], uint32_t(i), uint32_t(j), seed, raysPerSample);
     }
   auto add = [&](int32_t q, uint32_t k) {  // ray k of sample q into the packet; false: the rays disagreed
