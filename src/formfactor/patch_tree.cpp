@@ -82,14 +82,12 @@ struct Builder {
     Vec3 cornerLo = lo, cornerHi = hi;
     for (const int32_t *p = begin; p != end; ++p) {
       const Patch &patch = patches[size_t(*p)];
-      for (int a = 0; a < 3; ++a) {
-        lo[a] = std::min(lo[a], patch.centroid[a]);
-        hi[a] = std::max(hi[a], patch.centroid[a]);
-        for (int k = 0; k < patch.cornerCount; ++k) {
-          cornerLo[a] = std::min(cornerLo[a], patch.corners[k][a]);
-          cornerHi[a] = std::max(cornerHi[a], patch.corners[k][a]);
-        }
-      }
+      lo = Min(lo, patch.centroid);
+      hi = Max(hi, patch.centroid);
+      Vec3 patchLo, patchHi;
+      CornerBox(patch, patchLo, patchHi);
+      cornerLo = Min(cornerLo, patchLo);
+      cornerHi = Max(cornerHi, patchHi);
     }
     PatchTreeNode node;
     node.first = first;
@@ -99,27 +97,23 @@ struct Builder {
     node.boxHi = cornerHi;
     node.sharedNormal = patches[size_t(*begin)].normal;
     node.sharedLow = HUGE_VAL;
-    for (const int32_t *p = begin; p != end; ++p) {
-      const Patch &patch = patches[size_t(*p)];
-      if (patch.normal.x != node.sharedNormal.x || patch.normal.y != node.sharedNormal.y ||
-          patch.normal.z != node.sharedNormal.z) {
-        node.sharedNormal = Vec3{0, 0, 0};
-        break;
-      }
-      for (int k = 0; k < patch.cornerCount; ++k)
-        node.sharedLow = std::min(node.sharedLow, Dot(node.sharedNormal, patch.corners[k]));
-    }
     double area = 0;
     Vec3 weighted{0, 0, 0};
     for (const int32_t *p = begin; p != end; ++p) {
       const Patch &patch = patches[size_t(*p)];
       area += patch.area;
       weighted = weighted + patch.centroid * patch.area;
-      for (int k = 0; k < patch.cornerCount; ++k)
+      if (patch.normal.x != node.sharedNormal.x || patch.normal.y != node.sharedNormal.y ||
+          patch.normal.z != node.sharedNormal.z)
+        node.sharedNormal = Vec3{0, 0, 0};
+      for (int k = 0; k < patch.cornerCount; ++k) {
         node.sphere.radius = std::max(node.sphere.radius, Length(patch.corners[k] - node.sphere.center));
+        node.sharedLow = std::min(node.sharedLow, Dot(node.sharedNormal, patch.corners[k]));
+      }
       node.maxPatchRadius = std::max(node.maxPatchRadius, tree.patchSpheres[size_t(*p)].radius);
       node.maxPatchArea = std::max(node.maxPatchArea, patch.area);
     }
+    if (!node.FacesOneWay()) node.sharedLow = 0;
     node.area = area;
     node.areaCentroid = area > 0 ? weighted / area : node.sphere.center;
     if (facingGroups) AddFacingGroups(begin, end, node);  // before the children's: each node's lie together
@@ -220,11 +214,10 @@ bool BehindPatch(const Patch &p, const PatchSphere &s) {
 
 void CornerBox(const Patch &p, Vec3 &lo, Vec3 &hi) {
   lo = hi = p.corners[0];
-  for (int k = 1; k < p.cornerCount; ++k)
-    for (int a = 0; a < 3; ++a) {
-      lo[a] = std::min(lo[a], p.corners[k][a]);
-      hi[a] = std::max(hi[a], p.corners[k][a]);
-    }
+  for (int k = 1; k < p.cornerCount; ++k) {
+    lo = Min(lo, p.corners[k]);
+    hi = Max(hi, p.corners[k]);
+  }
 }
 
 namespace {
@@ -242,8 +235,7 @@ bool NothingExchanged(const Patch &p, const Vec3 &lo, const Vec3 &hi, const Patc
   if (BehindPatch(p, node.sphere)) return true;
   const double rounding = 1e-12 * (Length(node.sphere.center - p.centroid) + node.sphere.radius);
   if (Support(p.normal, node.boxLo, node.boxHi) - Dot(p.normal, p.centroid) <= rounding) return true;
-  const bool facesOneWay = node.sharedNormal.x != 0 || node.sharedNormal.y != 0 || node.sharedNormal.z != 0;
-  return facesOneWay && Support(node.sharedNormal, lo, hi) - node.sharedLow <= rounding;
+  return node.FacesOneWay() && Support(node.sharedNormal, lo, hi) - node.sharedLow <= rounding;
 }
 
 namespace {

@@ -62,6 +62,7 @@ struct PatchTreeNode {
   int32_t first = 0, count = 0;  // its patches: PatchTree::order[first, first + count)
   int32_t left = -1, right = -1;  // children, -1 for a leaf
   bool IsLeaf() const { return left < 0; }
+  bool FacesOneWay() const { return sharedNormal.x != 0 || sharedNormal.y != 0 || sharedNormal.z != 0; }
 };
 
 // What the estimates read of a patch.
