@@ -13,6 +13,7 @@
 #include "formfactor/far_field.h"
 #include "formfactor/far_links.h"
 #include "formfactor/geometry.h"
+#include "formfactor/operator_check.h"
 #include "formfactor/pair.h"
 #include "formfactor/patch_clusters.h"
 #include "formfactor/patch_tree.h"
@@ -950,10 +951,11 @@ TEST(SparseOperator, ElementsSeeTheirLinksWholeOnlyWhereEnoughRaysAgree) {
   const PatchTree tree = BuildPatchTree(g.patches);
   constexpr double kTolerance = 1e-3;
   SparseCounters counters;
-  const FormFactorRows f = SparseRows(g, embree, FormFactorOptions{}, kTolerance, counters, Precision::kDouble, true, true);
+  FormFactorRows f = SparseRows(g, embree, FormFactorOptions{}, kTolerance, counters, Precision::kDouble, true, true);
   const ElementFarLinks &e = f.links.elements;
   ASSERT_GT(counters.elementLinks, 0);
   double signedError = 0, absoluteError = 0, carried = 0;
+  std::vector<double> rowError(f.RowCount(), 0.0);  // per row, what its elements' links read less the exact sum
   long long reads = 0;
   for (size_t r = 0; r < f.RowCount(); ++r)
     for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {
@@ -964,6 +966,7 @@ TEST(SparseOperator, ElementsSeeTheirLinksWholeOnlyWhereEnoughRaysAgree) {
         for (int32_t p = node.first; p < node.first + node.count; ++p) exact += dense.At((long long)r, tree.order[size_t(p)]);
         const double read = e.Read(size_t(q), k);
         signedError += read - exact;
+        rowError[r] += read - exact;
         absoluteError += std::fabs(read - exact);
         carried += exact;
         ++reads;
@@ -975,6 +978,24 @@ TEST(SparseOperator, ElementsSeeTheirLinksWholeOnlyWhereEnoughRaysAgree) {
               absoluteError / rows);
   EXPECT_GT(carried / rows, 0.005);
   EXPECT_LT(std::fabs(signedError) / rows, 0.08 * kTolerance);
+
+  // The operator check tells the far error by its parts: its elements' part is the error measured above, on
+  // the rows it checks; no entry is carried twice (by a link and a kept entry, or by two links), so what no
+  // link carries is at least 0 in every row; and the parts add up to the signed error.
+  f.links.tree = std::make_shared<const PatchTree>(tree);
+  constexpr long long kChecked = 48;
+  const OperatorCheck c = CheckOperatorRows(MPI_COMM_WORLD, g, embree, FormFactorOptions{}, f, kChecked);
+  ASSERT_EQ(c.rows, kChecked);
+  EXPECT_EQ(c.keptMismatches, 0);
+  double elementsOnChecked = 0;
+  for (long long r : OperatorCheckRows(f.n, kChecked)) elementsOnChecked += rowError[size_t(r)];
+  EXPECT_NEAR(c.elementLinks.mean, elementsOnChecked / double(kChecked), 1e-12);
+  EXPECT_GT(c.leftOut.absMean, 0);  // links found hidden from this city's streets
+  EXPECT_NEAR(c.leftOut.mean, c.leftOut.absMean, 1e-12);
+  EXPECT_GT(c.nodeLinks.absMean, 0);
+  EXPECT_NEAR(c.nodeLinks.mean + c.patchLinks.mean + c.elementLinks.mean - c.leftOut.mean, c.farBias, 1e-12);
+  EXPECT_LE(c.farErrorMean,
+            c.nodeLinks.absMean + c.patchLinks.absMean + c.elementLinks.absMean + c.leftOut.absMean + 1e-12);
 }
 
 TEST(SparseOperator, NoRowReadsAnElementLinkBelowZero) {

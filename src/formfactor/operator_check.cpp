@@ -1,5 +1,7 @@
 #include "formfactor/operator_check.h"
 
+#include "formfactor/patch_tree.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -14,6 +16,46 @@ std::vector<long long> OperatorCheckRows(long long n, long long count) {
   for (long long k = 0; k < count; ++k) rows.push_back((2 * k + 1) * n / (2 * count));
   return rows;
 }
+
+namespace {
+
+// The far error of row r by its parts (OperatorCheck::Part), from its exact row: nodes, patches, elements,
+// left out.
+struct RowParts {
+  double part[4] = {0, 0, 0, 0};
+};
+RowParts FarErrorParts(const FarLinks &links, size_t r, const double *row, double notKept) {
+  RowParts p;
+  if (links.Empty()) return p;
+  double carriedExactly = 0;  // the exact sum over every link's patches
+  auto exactOver = [&](int32_t target) {
+    if (target < 0) return row[-(target + 1)];
+    const PatchTreeNode &node = links.tree->nodes[size_t(target)];
+    double sum = 0;
+    for (int32_t k = node.first; k < node.first + node.count; ++k) sum += row[links.tree->order[size_t(k)]];
+    return sum;
+  };
+  for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k) {
+    const int32_t target = links.target[size_t(k)];
+    const double exact = exactOver(target);
+    p.part[target < 0 ? 1 : 0] += double(links.value[size_t(k)]) - exact;
+    carriedExactly += exact;
+  }
+  const ElementFarLinks &e = links.elements;
+  if (!e.Empty())
+    for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {
+      const size_t m = size_t(e.rowElement[size_t(q)]);
+      for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {
+        const double exact = exactOver(e.target[size_t(k)]);
+        p.part[2] += e.Read(size_t(q), k) - exact;
+        carriedExactly += exact;
+      }
+    }
+  p.part[3] = notKept - carriedExactly;
+  return p;
+}
+
+}  // namespace
 
 OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, const EmbreeScene &embree,
                                 const FormFactorOptions &options, const FormFactorRows &f, long long count) {
@@ -38,7 +80,7 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
 
   // Per checked row (indexed by its slot, so that the reduction adds each row's figures to zeros): far error,
   // exact sum not kept, kept entries that differ.
-  std::vector<double> error(k, 0.0), notKept(k, 0.0), mismatches(k, 0.0);
+  std::vector<double> error(k, 0.0), signedError(k, 0.0), notKept(k, 0.0), mismatches(k, 0.0), parts(4 * k, 0.0);
   const bool narrow = f.precision == Precision::kFloat;
   for (size_t q = 0; q < mine.size(); ++q) {
     const double *row = exact.data() + q * size_t(f.n);
@@ -51,20 +93,29 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
       keptSum += held;
       if (held != (narrow ? double(float(value)) : value)) ++differ;
     }
-    const double said = (f.dropped.empty() ? 0.0 : f.dropped[r]) + f.links.Sum(r);
+    const double said = (f.dropped.empty() ? 0.0 : f.dropped[r]) + f.links.Sum(r);  // what it says of the rest
     const size_t s = size_t(slot[q]);
     notKept[s] = exactSum - keptSum;
-    error[s] = std::fabs(said - notKept[s]);
+    signedError[s] = said - notKept[s];
+    error[s] = std::fabs(signedError[s]);
+    const RowParts p = FarErrorParts(f.links, r, row, notKept[s]);
+    for (size_t t = 0; t < 4; ++t) parts[4 * s + t] = p.part[t];
     mismatches[s] = double(differ);
   }
-  for (std::vector<double> *v : {&error, &notKept, &mismatches})
-    RAD_MPI(MPI_Allreduce(MPI_IN_PLACE, v->data(), int(k), MPI_DOUBLE, MPI_SUM, comm));
+  for (std::vector<double> *v : {&error, &signedError, &notKept, &mismatches, &parts})
+    RAD_MPI(MPI_Allreduce(MPI_IN_PLACE, v->data(), int(v->size()), MPI_DOUBLE, MPI_SUM, comm));
 
   OperatorCheck c;
   c.rows = (long long)k;
   for (size_t s = 0; s < k; ++s) {
     c.keptMismatches += (long long)mismatches[s];
     c.farErrorMean += error[s];
+    c.farBias += signedError[s];
+    OperatorCheck::Part *part[4] = {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut};
+    for (size_t t = 0; t < 4; ++t) {
+      part[t]->mean += parts[4 * s + t];
+      part[t]->absMean += std::fabs(parts[4 * s + t]);
+    }
     c.notKeptMean += notKept[s];
     if (error[s] > c.farErrorMax || c.farErrorMaxRow < 0) {
       c.farErrorMax = error[s];
@@ -73,6 +124,11 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
   }
   if (k > 0) {
     c.farErrorMean /= double(k);
+    c.farBias /= double(k);
+    for (OperatorCheck::Part *part : {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut}) {
+      part->mean /= double(k);
+      part->absMean /= double(k);
+    }
     c.notKeptMean /= double(k);
   }
   return c;

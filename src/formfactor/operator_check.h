@@ -21,8 +21,20 @@ struct OperatorCheck {
   long long keptMismatches = 0;  // kept entries that are not the dense kernel's (0: they are its bits)
   // Per checked row: |what the operator says of the entries it did not keep - their exact sum|.
   double farErrorMean = 0, farErrorMax = 0;
+  // The mean of the signed errors (what the operator says less the exact sum): a bias of the far links shows
+  // here, where noise of either sign cancels.
+  double farBias = 0;
   long long farErrorMaxRow = -1;
   double notKeptMean = 0;  // the exact sum of the entries not kept, mean over the checked rows
+  // The hierarchical operator's far error by where it comes from, per checked row: what each kind of link
+  // carries less the exact sum over its patches (the rows' links to nodes, their links to single patches, the
+  // elements' links the row reads), and the exact sum that no link and no kept entry carries (links found
+  // hidden, or estimated 0, and not kept). They add up: nodes + patches + elements - left out is the signed
+  // error. Each as the mean of its signed value and of its absolute value over the checked rows.
+  struct Part {
+    double mean = 0, absMean = 0;
+  };
+  Part nodeLinks, patchLinks, elementLinks, leftOut;
 };
 
 // The rows checked for `count` rows of n: the middles of `count` equal slices of [0, n), fewer when n is small.

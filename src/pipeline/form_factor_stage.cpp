@@ -940,6 +940,16 @@ void FormFactorJob::WriteFormFactorRows(RadiosityFileWriter &writer) const {
     a.numbers["check_far_error_mean"] = check_.farErrorMean;
     a.numbers["check_far_error_max"] = check_.farErrorMax;
     a.numbers["check_far_error_max_row"] = double(check_.farErrorMaxRow);
+    a.numbers["check_far_bias"] = check_.farBias;
+    if (Hierarchical()) {
+      const std::pair<const char *, const OperatorCheck::Part *> parts[] = {
+          {"node_links", &check_.nodeLinks}, {"patch_links", &check_.patchLinks},
+          {"element_links", &check_.elementLinks}, {"left_out", &check_.leftOut}};
+      for (const auto &[name, part] : parts) {
+        a.numbers[std::string("check_far_") + name + "_mean"] = part->mean;
+        a.numbers[std::string("check_far_") + name + "_abs_mean"] = part->absMean;
+      }
+    }
   }
   a.strings["dropped_row_sum"] =
       Hierarchical()
@@ -1055,6 +1065,16 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
                     check_.farErrorMax, check_.farErrorMaxRow);
       extra.push_back(
           {Hierarchical() ? "not kept mean, far-link error mean/max" : "dropped mean, estimate error mean/max", buf});
+      std::snprintf(buf, sizeof buf, "%.3g", check_.farBias);
+      extra.push_back({Hierarchical() ? "far-link signed error mean" : "estimate signed error mean", buf});
+      if (Hierarchical()) {
+        const OperatorCheck &c = check_;
+        char line[192];
+        std::snprintf(line, sizeof line, "nodes %.2g (%.2g), patches %.2g (%.2g), elements %.2g (%.2g), left out %.2g (%.2g)",
+                      c.nodeLinks.absMean, c.nodeLinks.mean, c.patchLinks.absMean, c.patchLinks.mean,
+                      c.elementLinks.absMean, c.elementLinks.mean, c.leftOut.absMean, c.leftOut.mean);
+        extra.push_back({"far-link error by part, mean |row| (signed)", line});
+      }
     }
   }
   extra.push_back({"threads per rank", std::to_string(exec_.Threads())});

@@ -143,6 +143,9 @@ class SparseOperatorTest(CliTestCase):
             self.assertEqual(int(a["check_kept_entries_differing"]), 0)
             self.assertAlmostEqual(float(a["check_not_kept_mean"]), truth[checked].mean(), delta=1e-12)
             self.assertAlmostEqual(float(a["check_far_error_mean"]), error.mean(), delta=1e-12)
+            # and the signed mean, where estimates too high and too low cancel
+            self.assertAlmostEqual(float(a["check_far_bias"]),
+                                   (c["dropped_row_sum"][checked] - truth[checked]).mean(), delta=1e-12)
             self.assertAlmostEqual(float(a["check_far_error_max"]), error.max(), delta=1e-12)
             self.assertEqual(int(a["check_far_error_max_row"]), checked[int(np.argmax(error))])
 
