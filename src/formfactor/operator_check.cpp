@@ -107,11 +107,11 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
 
   OperatorCheck c;
   c.rows = (long long)k;
+  OperatorCheck::Part *const part[4] = {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut};  // RowParts' order
   for (size_t s = 0; s < k; ++s) {
     c.keptMismatches += (long long)mismatches[s];
     c.farErrorMean += error[s];
     c.farBias += signedError[s];
-    OperatorCheck::Part *part[4] = {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut};
     for (size_t t = 0; t < 4; ++t) {
       part[t]->mean += parts[4 * s + t];
       part[t]->absMean += std::fabs(parts[4 * s + t]);
@@ -125,9 +125,9 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
   if (k > 0) {
     c.farErrorMean /= double(k);
     c.farBias /= double(k);
-    for (OperatorCheck::Part *part : {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut}) {
-      part->mean /= double(k);
-      part->absMean /= double(k);
+    for (OperatorCheck::Part *each : part) {
+      each->mean /= double(k);
+      each->absMean /= double(k);
     }
     c.notKeptMean /= double(k);
   }
