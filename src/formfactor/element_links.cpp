@@ -14,13 +14,6 @@ namespace rad {
 
 namespace {
 
-// An element takes a far link to a node only while it is narrower than this share of its distance to the node:
-// across the element the link's share changes by about its radius over that distance, which the link's slope
-// follows to first order. On an 8 x 8 city (N = 7032) at tolerance 3e-4 the slope took B from 1.6e-3 of the
-// dense B to 3.9e-4 (with each row's own visibility); sharing the element's shadow rays without condition (3)
-// left 5.6e-3: shadows cross elements.
-constexpr double kReceiverOpening = 0.1;
-
 struct Walker {
   const std::vector<Patch> &patches;
   const EmbreeScene &embree;
@@ -37,6 +30,7 @@ struct Walker {
   tbb::enumerable_thread_specific<long long> &linkCount;
   tbb::enumerable_thread_specific<long long> &smoothLinkCount;
   Progress &progress;  // the rows reached
+  double receiverOpening;  // kReceiverOpening, or a test's own
 
   bool HasRow(const PatchTreeNode &e) const { return before[size_t(e.first + e.count)] > before[size_t(e.first)]; }
 
@@ -129,7 +123,7 @@ struct Walker {
       if (skippable && !EstimatedWhole(receiver, e.sphere, node, dropBelow)) {  // its children are linked, or handed down, each on its own
         stack.push_back(node.right);
         stack.push_back(node.left);
-      } else if ((skippable || smooth) && e.sphere.radius <= kReceiverOpening * gap &&
+      } else if ((skippable || smooth) && e.sphere.radius <= receiverOpening * gap &&
                  Link(element, e, index, smooth)) {
         continue;
       } else if (!skippable && opens) {
@@ -157,7 +151,7 @@ void ElementAxes(const ElementForest &forest, const std::vector<Patch> &patches,
 
 ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &embree, const PatchTree &tree,
                          const ElementForest &forest, const std::vector<long long> &rows, double dropBelow,
-                         uint64_t seed, FormFactorCounters &counters, bool showProgress) {
+                         uint64_t seed, FormFactorCounters &counters, bool showProgress, double receiverOpening) {
   ElementWalk walk;
   walk.links.resize(forest.tree.nodes.size());
   const std::vector<int32_t> localRow = LocalRows(patches.size(), rows);
@@ -170,7 +164,7 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
   tbb::enumerable_thread_specific<long long> linkCount(0), smoothLinkCount(0);
   Progress progress("element walk", (long long)rows.size(), showProgress);
   Walker walker{patches, embree, tree, forest, dropBelow, seed, before, localRow, walk.handed, walk.startOf,
-                walk.links, perThread, linkCount, smoothLinkCount, progress};
+                walk.links, perThread, linkCount, smoothLinkCount, progress, receiverOpening};
   if (!tree.nodes.empty()) {
     const std::vector<int32_t> root(1, 0);
     tbb::parallel_for(size_t(0), forest.roots.size(), [&](size_t f) { walker.Walk(forest.roots[f], root, -1); });

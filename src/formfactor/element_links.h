@@ -57,13 +57,25 @@ struct ElementWalk {
   long long smoothLinkCount = 0;  // of those, the ones taken smooth (SmoothLink, far_field.h)
 };
 
+// An element takes a far link to a node only while it is narrower than this share of its distance to the node:
+// across the element the link's share changes by about its radius over that distance, which the link's slope
+// follows to first order. On an 8 x 8 city (N = 7032) at tolerance 3e-4 the slope took B from 1.6e-3 of the
+// dense B to 3.9e-4 (with each row's own visibility); sharing the element's shadow rays without condition (3)
+// left 5.6e-3: shadows cross elements. A twentieth rather than a tenth took the far error per row (operator
+// check, rays) from 1.07e-4 to 9.7e-5 at N = 7032, 1.79e-4 to 1.53e-4 on a 12 x 12 city (N = 15020) and 1.66e-4
+// to 1.37e-4 at N = 24272, for 7 to 15 % more time: smaller elements see less of the small shadows that cross
+// a link only in part.
+constexpr double kReceiverOpening = 0.05;
+
 // The elements above `rows` walked at tolerance `dropBelow` (collective over nothing: every rank walks the
 // elements that hold one of its rows, each the same way, so that neither the rank nor the thread count shows).
 // Shadow rays with `seed` (counted in `counters`). `showProgress`: the rows reached, as a progress line (a
-// quarter of a large city's run).
+// quarter of a large city's run). `receiverOpening`: kReceiverOpening but in tests of the elements' maths on
+// scenes too small for many elements to be a twentieth of their distance from a node.
 ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &embree, const PatchTree &tree,
                          const ElementForest &forest, const std::vector<long long> &rows, double dropBelow,
-                         uint64_t seed, FormFactorCounters &counters, bool showProgress = false);
+                         uint64_t seed, FormFactorCounters &counters, bool showProgress = false,
+                         double receiverOpening = kReceiverOpening);
 
 // The links that `rows` read, per element of the forest (`links`, as WalkElements leaves them, or as read from
 // a file), held once per element: the elements above the rows that have links, and per row its elements (from
