@@ -117,10 +117,16 @@ FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree
   return f;
 }
 
-// Elements that take links while a tenth of their distance wide, not a twentieth (kReceiverOpening): on the
-// small scenes of the tests of the elements' own maths (their curvature, their verdicts, their links held
-// once), the default leaves too few elements far enough from any node for those to show.
-constexpr double kWideOpening = 0.1;
+// Far links with elements that take links while a tenth of their distance wide, not a twentieth
+// (kReceiverOpening): on the small scenes of the tests of the elements' own maths (their curvature, their
+// verdicts, their links held once), the default leaves too few elements far enough from any node for those to
+// show. Every row from `firstRow` on, in float64.
+FormFactorRows WideElementRows(const FormFactorGeometry &g, const EmbreeScene &embree, double dropBelow,
+                               SparseCounters &sparse, long long firstRow = 0) {
+  constexpr double kWideOpening = 0.1;
+  return SparseRows(g, embree, FormFactorOptions{}, dropBelow, sparse, Precision::kDouble, true, true, firstRow, 0,
+                    nullptr, false, kWideOpening);
+}
 
 Meshing BySize(double size) {
   Meshing m;
@@ -834,19 +840,23 @@ TEST(SparseOperator, AnEmptyClosedRoomsRowsSumToOneWithTheElementsCurvature) {
   const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.2));
   const EmbreeScene embree(scene);
   SparseCounters counters;
-  const FormFactorRows f = SparseRows(g, embree, FormFactorOptions{}, kTolerance, counters, Precision::kDouble, true,
-                                      true, 0, 0, nullptr, false, kWideOpening);
+  const FormFactorRows f = WideElementRows(g, embree, kTolerance, counters);
   ASSERT_GT(counters.elementLinks, 0);
   FormFactorRows linear = f;
   std::fill(linear.links.elements.curvature.begin(), linear.links.elements.curvature.end(), 0.0f);
-  double error = 0, worst = 0, linearError = 0, elementShare = 0;
   const size_t n = f.RowCount();
-  for (size_t r = 0; r < n; ++r) {
-    error += std::fabs(f.RowSum(r) - 1);
-    worst = std::max(worst, std::fabs(f.RowSum(r) - 1));
-    linearError += std::fabs(linear.RowSum(r) - 1);
-    elementShare += f.links.elements.Sum(r);
-  }
+  auto sumOfErrors = [n](const FormFactorRows &rows, double &worst) {  // of |row sum - 1|, and the largest
+    double total = 0;
+    worst = 0;
+    for (size_t r = 0; r < n; ++r) {
+      total += std::fabs(rows.RowSum(r) - 1);
+      worst = std::max(worst, std::fabs(rows.RowSum(r) - 1));
+    }
+    return total;
+  };
+  double worst = 0, linearWorst = 0, elementShare = 0;
+  const double error = sumOfErrors(f, worst), linearError = sumOfErrors(linear, linearWorst);
+  for (size_t r = 0; r < n; ++r) elementShare += f.links.elements.Sum(r);
   std::printf("empty room, %zu patches at %g: %lld element links carrying %.3g of a row; mean |row sum - 1| "
               "%.3g (worst %.3g) with their curvature, %.3g without\n", n, kTolerance, counters.elementLinks,
               elementShare / double(n), error / double(n), worst, linearError / double(n));
@@ -858,11 +868,8 @@ TEST(SparseOperator, AnEmptyClosedRoomsRowsSumToOneWithTheElementsCurvature) {
   SparseCounters released;
   const FormFactorRows d = SparseRows(g, embree, FormFactorOptions{}, kTolerance, released, Precision::kDouble, true, true);
   ASSERT_GT(released.elementLinks, 0);
-  double releasedError = 0, releasedWorst = 0;
-  for (size_t r = 0; r < n; ++r) {
-    releasedError += std::fabs(d.RowSum(r) - 1);
-    releasedWorst = std::max(releasedWorst, std::fabs(d.RowSum(r) - 1));
-  }
+  double releasedWorst = 0;
+  const double releasedError = sumOfErrors(d, releasedWorst);
   std::printf("as released: %lld element links; mean |row sum - 1| %.3g (worst %.3g)\n", released.elementLinks,
               releasedError / double(n), releasedWorst);
   EXPECT_LT(releasedError / double(n), 1e-4);
@@ -970,8 +977,7 @@ TEST(SparseOperator, ElementsSeeTheirLinksWholeOnlyWhereEnoughRaysAgree) {
   const PatchTree tree = BuildPatchTree(g.patches);
   constexpr double kTolerance = 1e-3;
   SparseCounters counters;
-  FormFactorRows f = SparseRows(g, embree, FormFactorOptions{}, kTolerance, counters, Precision::kDouble, true, true,
-                                0, 0, nullptr, false, kWideOpening);
+  FormFactorRows f = WideElementRows(g, embree, kTolerance, counters);
   const ElementFarLinks &e = f.links.elements;
   ASSERT_GT(counters.elementLinks, 0);
   double signedError = 0, absoluteError = 0, carried = 0;
@@ -1075,8 +1081,7 @@ TEST(SparseOperator, ElementsTakeTheFarLinksOfTheirRowsOnceForAll) {
   constexpr double kTolerance = 1e-3;
   SparseCounters alone, grouped, half;
   const FormFactorRows a = SparseRows(g, embree, FormFactorOptions{}, kTolerance, alone, Precision::kDouble, true);
-  const FormFactorRows b = SparseRows(g, embree, FormFactorOptions{}, kTolerance, grouped, Precision::kDouble, true,
-                                      true, 0, 0, nullptr, false, kWideOpening);
+  const FormFactorRows b = WideElementRows(g, embree, kTolerance, grouped);
   EXPECT_GT(grouped.elementLinks, 0);
   std::printf("far links held: %lld by the rows alone; %lld by the rows and %lld by elements when grouped\n",
               alone.links, grouped.links, grouped.elementLinks);
@@ -1109,9 +1114,7 @@ TEST(SparseOperator, ElementsTakeTheFarLinksOfTheirRowsOnceForAll) {
   std::printf("element links held %zu, read by the rows %lld times\n", held.target.size(), perRow);
   EXPECT_LT(double(held.target.size()), 0.5 * double(perRow));
   // The second half of the rows alone: the same links, bit for bit (their elements walked the same way).
-  const FormFactorRows c =
-      SparseRows(g, embree, FormFactorOptions{}, kTolerance, half, Precision::kDouble, true, true, n / 2, 0, nullptr,
-                 false, kWideOpening);
+  const FormFactorRows c = WideElementRows(g, embree, kTolerance, half, n / 2);
   auto reads = [](const FarLinks &links, size_t r) {  // (target, value) of every link row r reads
     std::vector<std::pair<int32_t, double>> all;
     for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k) all.emplace_back(links.target[size_t(k)], links.value[size_t(k)]);
