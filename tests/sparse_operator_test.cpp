@@ -956,6 +956,52 @@ TEST(SparseOperator, AVerdictWhoseRaysDisagreeStopsAtItsFirstPacket) {
   EXPECT_GT(whole, 0);
 }
 
+TEST(SparseOperator, AVerdictPairsEveryReceiverWithEveryPatchOfASmallNode) {
+  // A shadow can fall between one receiver of an element and one patch of a node only: a verdict sees it only
+  // through a sample that pairs them. Two receivers on the ground, far apart, under a strip of 7 patches facing
+  // down 10 above (the node), and 0.5 below the strip a plate that blocks most segments from the far receiver
+  // to the fifth patch (x in [3.5, 4.5]: at the plate, x from 3.45 to 4.45), none to the others and none from
+  // the near receiver. Sampled in slices, 7 samples paired the far receiver with patches 1, 3 and 5 (and 6)
+  // whatever the draw, and the verdict came out "seen whole" for every seed.
+  const Scene scene = SceneOf({test::RectZ(-0.5, 6.5, 9.5, 10.5, 10, false),       // the node: 7 patches
+                               test::RectZ(2.5, 3.5, -0.5, 0.5, 0, true),          // the near receiver
+                               test::RectZ(2.5, 3.5, 39.5, 40.5, 0, true),         // the far receiver
+                               test::RectZ(3.51, 4.39, 10.9, 12.1, 9.5, false)});  // the plate
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(1));
+  const EmbreeScene embree(scene);
+  const EmbreeShadowRays occluded{embree};
+  // The tree over the strip alone (the scene's first 7 patches): its root is the node.
+  const std::vector<Patch> strip(g.patches.begin(), g.patches.begin() + 7);
+  for (const Patch &p : strip) ASSERT_NEAR(p.centroid.z, 10.0, 1e-9);
+  const PatchTree tree = BuildPatchTree(strip);
+  ASSERT_EQ(tree.nodes[0].count, 7);
+  int32_t nearReceiver = -1, farReceiver = -1;
+  for (size_t i = 7; i < g.patches.size(); ++i) {
+    if (std::fabs(g.patches[i].centroid.z) > 1e-9) continue;
+    (g.patches[i].centroid.y < 20 ? nearReceiver : farReceiver) = int32_t(i);
+  }
+  ASSERT_GE(nearReceiver, 0);
+  ASSERT_GE(farReceiver, 0);
+  bool everyPair = false;
+  EXPECT_EQ(VerdictSamples(2, 7, everyPair), 14);
+  EXPECT_TRUE(everyPair);
+  EXPECT_EQ(VerdictSamples(3, 30, everyPair), kMostNodeVisibilitySamples);
+  EXPECT_FALSE(everyPair);
+  const int32_t both[2] = {nearReceiver, farReceiver};
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    uint32_t traced = 0;
+    // The far receiver sees part of the node, the near one all of it.
+    const VisibleShareResult far = VisibleShare(g.patches, &farReceiver, 1, tree, tree.nodes[0], seed, occluded, traced, 64);
+    EXPECT_LT(far.share, 0.95) << "seed " << seed;
+    const VisibleShareResult nearAlone =
+        VisibleShare(g.patches, &nearReceiver, 1, tree, tree.nodes[0], seed, occluded, traced, 64, true);
+    EXPECT_TRUE(nearAlone.unanimous) << "seed " << seed;
+    EXPECT_EQ(nearAlone.share, 1.0) << "seed " << seed;
+    const VisibleShareResult verdict = VisibleShare(g.patches, both, 2, tree, tree.nodes[0], seed, occluded, traced, 64, true);
+    EXPECT_FALSE(verdict.unanimous) << "seed " << seed;
+  }
+}
+
 // City() under a sky 30 above it, facing down: far pairs across streets, seen past buildings.
 Scene CityUnderSky() {
   std::vector<std::vector<Vec3>> polygons = CityPolygons();
