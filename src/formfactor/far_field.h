@@ -202,7 +202,8 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
     kernel[q] = PatchEstimate(patches[size_t(receiverOf[q])], patches[size_t(sampled[q])]);
     facingSamples += kernel[q] > 0;
   }
-  const uint32_t raysPerSample = PairRayCount(raysWanted / std::max<int32_t>(1, facingSamples), kNodeVisibilityRays);
+  const uint32_t raysPerSample =
+      PairRayCount(raysWanted / std::max<int32_t>(1, facingSamples), unanimousOnly ? 1u : kNodeVisibilityRays);
   bool anyVisible = false, anyHidden = false;
   Vec3 from[kPacket], to[kPacket];
   double weight[kPacket];
