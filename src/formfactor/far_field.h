@@ -39,10 +39,12 @@ constexpr int32_t kMostNodeVisibilitySamples = 64;
 // receiver and one patch of the node is seen only by a sample that pairs them, and the slices of the other
 // links paired each receiver with max(count, nodeCount) / count patches of the node: an element of 2 patches
 // and a node of 7 tried 7 of their 14 pairs, so such a shadow passed whatever the rays, and its link was
-// taken as seen whole (or as hidden whole). On the 8 x 8 city (operator check on 256 rows, tolerance 1e-4) the
-// elements' part of the far error per row went from 6.1e-5 to 4.2e-5 at N = 7032 and from 7.2e-5 to 2.8e-5
-// at N = 19775, what no link carries ("left out", verdicts of hidden whole among them) from 4.1e-5 to 3.2e-5
-// and from 8.1e-5 to 3.7e-5; every pair up to 64 with the old count above it took 5.7e-5 and 5.0e-5 there.
+// taken as seen whole (or as hidden whole). A verdict needs its pairs covered more than each pair's share
+// measured, so its samples take one ray each where few are wanted (two for other links). On the 8 x 8 city
+// (operator check on 256 rows, tolerance 1e-4) the far error per row went from 9.7e-5 to 8.8e-5 at N = 7032,
+// 1.71e-4 to 1.45e-4 at 24272 and 2.48e-4 to 1.99e-4 at 93968 (the elements' part 1.6e-4 to 8.7e-5, what no
+// link carries, verdicts of hidden whole among them, 1.4e-4 to 7.2e-5), for 12 % more time at N = 93968
+// (195 s to 219 s, one run each on a quiet machine). Every pair up to 64, with the old count above, did half as well at N = 19775.
 inline int32_t VerdictSamples(int32_t count, int32_t nodeCount, bool &everyPair) {
   const long long pairs = (long long)count * nodeCount;
   everyPair = pairs <= kMostNodeVisibilitySamples;

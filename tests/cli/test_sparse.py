@@ -325,7 +325,7 @@ class SparseOperatorTest(CliTestCase):
         into entries (the same operator); the dense readers refuse the file rather than leave out the far field."""
         ff = self.path("h.h5")
         self.rad_ok(["formfactors", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
-                     "--output", ff, "--quiet"])
+                     "--operator-tolerance", "1e-4", "--output", ff, "--quiet"])
         n = self.F.shape[0]
         with h5py.File(ff, "r") as f:
             g = f["formfactors"]
@@ -360,7 +360,7 @@ class SparseOperatorTest(CliTestCase):
         # `run --save-formfactors` writes the same operator beside B.
         saved = self.path("hsave")
         self.rad_ok(["run", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
-                     "--save-formfactors", "--output-dir", saved, "--quiet"])
+                     "--operator-tolerance", "1e-4", "--save-formfactors", "--output-dir", saved, "--quiet"])
         with h5py.File(os.path.join(saved, "radiosity.h5"), "r") as f, h5py.File(ff, "r") as h:
             for key in ("indptr", "indices", "data", "link_ptr", "link_target", "link_value", "element_link_ptr",
                         "element_link_target", "element_link_value", "element_link_gradient",
@@ -446,7 +446,7 @@ class SparseOperatorTest(CliTestCase):
         gmres gives the Gauss-Seidel B of the same file within the tolerance."""
         ff = self.path("h.h5")
         self.rad_ok(["formfactors", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
-                     "--output", ff, "--quiet"])
+                     "--operator-tolerance", "1e-4", "--output", ff, "--quiet"])
         spread = self.path("spread.h5")
         self.rad_ok(["export", "--formfactors", ff, "--format", "csr", "--output", spread, "--quiet"])
         mtl = os.path.splitext(self.city)[0] + ".mtl"
