@@ -991,13 +991,15 @@ TEST(SparseOperator, AVerdictPairsEveryReceiverWithEveryPatchOfASmallNode) {
   for (uint64_t seed = 1; seed <= 16; ++seed) {
     uint32_t traced = 0;
     // The far receiver sees part of the node, the near one all of it.
-    const VisibleShareResult far = VisibleShare(g.patches, &farReceiver, 1, tree, tree.nodes[0], seed, occluded, traced, 64);
+    const VisibleShareResult far =
+        VisibleShare(g.patches, &farReceiver, 1, tree, tree.nodes[0], seed, occluded, traced, 64);
     EXPECT_LT(far.share, 0.95) << "seed " << seed;
     const VisibleShareResult nearAlone =
         VisibleShare(g.patches, &nearReceiver, 1, tree, tree.nodes[0], seed, occluded, traced, 64, true);
     EXPECT_TRUE(nearAlone.unanimous) << "seed " << seed;
     EXPECT_EQ(nearAlone.share, 1.0) << "seed " << seed;
-    const VisibleShareResult verdict = VisibleShare(g.patches, both, 2, tree, tree.nodes[0], seed, occluded, traced, 64, true);
+    const VisibleShareResult verdict =
+        VisibleShare(g.patches, both, 2, tree, tree.nodes[0], seed, occluded, traced, 64, true);
     EXPECT_FALSE(verdict.unanimous) << "seed " << seed;
   }
 }

@@ -40,15 +40,26 @@ constexpr int32_t kMostNodeVisibilitySamples = 64;
 // links paired each receiver with max(count, nodeCount) / count patches of the node: an element of 2 patches
 // and a node of 7 tried 7 of their 14 pairs, so such a shadow passed whatever the rays, and its link was
 // taken as seen whole (or as hidden whole). A verdict needs its pairs covered more than each pair's share
-// measured, so its samples take one ray each where few are wanted (two for other links). On the 8 x 8 city
-// (operator check on 256 rows, tolerance 1e-4) the far error per row went from 9.7e-5 to 8.8e-5 at N = 7032,
-// 1.71e-4 to 1.45e-4 at 24272 and 2.48e-4 to 1.99e-4 at 93968 (the elements' part 1.6e-4 to 8.7e-5, what no
-// link carries, verdicts of hidden whole among them, 1.4e-4 to 7.2e-5), for 12 % more time at N = 93968
-// (195 s to 219 s, one run each on a quiet machine). Every pair up to 64, with the old count above, did half as well at N = 19775.
+// measured, so its samples take at least kVerdictRaysPerSample rays each (kNodeVisibilityRays for other
+// links). On the 8 x 8 city (operator check on 256 rows, tolerance 1e-4) the far error per row went from
+// 9.7e-5 to 8.8e-5 at N = 7032, 1.71e-4 to 1.45e-4 at 24272 and 2.48e-4 to 1.99e-4 at 93968 (the elements'
+// part 1.6e-4 to 8.7e-5, what no link carries, verdicts of hidden whole among them, 1.4e-4 to 7.2e-5), for
+// 12 % more time at N = 93968 (195 s to 219 s, one run each on a quiet machine). Every pair up to 64, with the
+// old count above, did half as well at N = 19775.
 inline int32_t VerdictSamples(int32_t count, int32_t nodeCount, bool &everyPair) {
   const long long pairs = (long long)count * nodeCount;
   everyPair = pairs <= kMostNodeVisibilitySamples;
   return int32_t(std::min<long long>(kMostNodeVisibilitySamples, pairs));
+}
+constexpr uint32_t kVerdictRaysPerSample = 1;
+
+// The samples of any other link (a row's own): kNodeVisibilitySamples, more where `raysWanted` asks for more
+// than kNodeVisibilityRays each (up to kMostNodeVisibilitySamples), and no more than the receivers or the
+// node's patches.
+inline int32_t LinkSamples(int32_t count, int32_t nodeCount, double raysWanted) {
+  const int32_t wanted =
+      int32_t(std::min(double(kMostNodeVisibilitySamples), std::ceil(raysWanted / kNodeVisibilityRays)));
+  return std::min(std::max(kNodeVisibilitySamples, wanted), std::max(count, nodeCount));
 }
 // A skipped node's estimate opens the nodes inside it that are wider than this share of their distance
 // (OpenedClusterEstimate): one cluster estimate over a node seen under a wide angle was the largest error of
@@ -170,12 +181,9 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
                                 const Occluded &occluded, uint32_t &traced, double raysWanted = 0,
                                 bool unanimousOnly = false) {
   constexpr int kPacket = RaysAtOnce<Occluded>::value;
-  const int32_t wantedSamples =
-      int32_t(std::min(double(kMostNodeVisibilitySamples), std::ceil(raysWanted / kNodeVisibilityRays)));
   bool everyPair = false;
   const int32_t samples =
-      unanimousOnly ? VerdictSamples(count, node.count, everyPair)
-                    : std::min(std::max(kNodeVisibilitySamples, wantedSamples), std::max(count, node.count));
+      unanimousOnly ? VerdictSamples(count, node.count, everyPair) : LinkSamples(count, node.count, raysWanted);
   const int32_t stride = samples % 37 == 0 ? 41 : 37;  // prime to any `samples` below 37 x 41
   // Sample q's receiver and patch of the node, found once (two divisions each, per sample, were read thrice):
   // one in each of `samples` equal slices of the receivers and of the node's patches, at the same place in
@@ -205,7 +213,8 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
     facingSamples += kernel[q] > 0;
   }
   const uint32_t raysPerSample =
-      PairRayCount(raysWanted / std::max<int32_t>(1, facingSamples), unanimousOnly ? 1u : kNodeVisibilityRays);
+      PairRayCount(raysWanted / std::max<int32_t>(1, facingSamples),
+                   unanimousOnly ? kVerdictRaysPerSample : kNodeVisibilityRays);
   bool anyVisible = false, anyHidden = false;
   Vec3 from[kPacket], to[kPacket];
   double weight[kPacket];
