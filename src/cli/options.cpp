@@ -204,6 +204,11 @@ void AddSolveStepOptions(CLI::App &cmd, SolveStepOptions &o) {
                  "(the PETSC_OPTIONS environment variable works too)");
   cmd.add_option("--tolerance", o.tolerance, "Stop when max|E - (I - rho F) B| / max|E| is below this")
       ->capture_default_str()->check(CLI::Range(1e-15, 1.0));
+  AddChoice(cmd, "--exchange", o.exchange,
+            {{"auto", SweepExchange::kAuto}, {"read", SweepExchange::kRead}, {"all", SweepExchange::kAll}},
+            "What ranks exchange between sweeps over CSR rows (sparse and hierarchical operators; on the CPU): "
+            "read (each rank receives only the values and node sums its rows read), all (every rank's new values "
+            "to every rank), or auto (the default: whichever moves fewer values in all); the same results");
   cmd.add_option("--max-iterations", o.maxIterations, "Give up (exit code 3) after this many iterations")
       ->capture_default_str()->check(CLI::Range(1, 1000000));
 }

@@ -14,6 +14,7 @@ SolverOptions SolverOptionsFor(const SolveStepOptions &o, bool quiet) {
   options.tolerance = o.tolerance;
   options.maxIterations = o.maxIterations;
   options.printProgress = !quiet;
+  options.exchange = o.exchange;
   return options;
 }
 

@@ -18,6 +18,7 @@ struct SolveStepOptions {
   double tolerance = 1e-6;
   int maxIterations = 1000;
   std::string petscOptions;  // --petsc-options (--solver gmres)
+  SweepExchange exchange = SweepExchange::kAuto;  // --exchange
   Backend backend = Backend::kCpu;  // resolved by the command (--backend)
 };
 

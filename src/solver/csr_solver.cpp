@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "solver/channel_vectors.h"
+#include "solver/read_exchange.h"
 #include "solver/solve_iteration.h"
 #include "solver/sparse_transport.h"
 #include "util/error.h"
@@ -33,20 +34,21 @@ void RowDot(const FormFactorRows &f, const T *values, size_t r, Channels x, doub
 
 class CsrSweeps {
  public:
-  CsrSweeps(MPI_Comm comm, const LocalSystem &s, const SolveSetup &setup, SolverMethod method)
+  CsrSweeps(MPI_Comm comm, const LocalSystem &s, const SolveSetup &setup, SolverMethod method,
+            SweepExchange exchange)
       : comm_(comm), s_(s), setup_(setup), method_(method), x_(size_t(s.F->n)), start_(size_t(s.F->n)),
-        packed_(3 * s.F->rows.size()), gathered_(3 * setup.exchange.allRows.size()), residual_(s.F->rows.size()) {
+        packed_(3 * s.F->rows.size()), gathered_(3 * setup.exchange.allRows.size()), residual_(s.F->rows.size()),
+        nodes_(FlattenTreeNodes(s.F->links)), exchange_(comm, *s.F, setup.exchange, nodes_.area, exchange) {
     for (size_t i = 0; i < size_t(s.F->n); ++i)
       for (int c = 0; c < 3; ++c) x_.c[c][i] = s.emission[3 * i + size_t(c)];
-    if (!s.F->links.Empty()) {
-      nodes_ = FlattenTreeNodes(s.F->links);
+    if (!s.F->links.Empty())
       farView_ = ViewFarField(s.F->links, nodes_, [](const auto &host) { return host.data(); });
-    }
   }
 
   // Jacobi measures B^k every sweep; Gauss-Seidel measures each row's own residual at its update until the
   // monitor asks for B^k's, which takes a second product per row (against B^k) in the same pass.
   double Sweep(bool measured) {
+    if (farView_.hasLinks) exchange_.NodeMeans(x_, means_);  // collective
     start_ = x_;
     const size_t m = s_.F->rows.size();
     if (farView_.hasLinks) {
@@ -56,7 +58,7 @@ class CsrSweeps {
       const size_t n = size_t(s_.F->n);
       startColumns_.resize(3 * n);
       for (int c = 0; c < 3; ++c) std::copy(start_.c[c].begin(), start_.c[c].end(), startColumns_.begin() + c * n);
-      FarFieldHost(farView_, (long long)m, startColumns_.data(), s_.F->n, far_);
+      FarFieldFromMeans(farView_, (long long)m, startColumns_.data(), s_.F->n, means_, far_);
     }
     if (method_ == SolverMethod::kJacobi) {
       tbb::parallel_for(size_t(0), m, [&](size_t r) {
@@ -84,13 +86,25 @@ class CsrSweeps {
     return worst;
   }
 
-  std::vector<double> Radiance() const { return Interleave(start_, size_t(s_.F->n)); }
-  void Exchange() { GatherInto(comm_, setup_.exchange, packed_, gathered_, x_); }
+  // Between sweeps each rank receives only what its rows read (ReadExchange); B whole is gathered when asked
+  // for (collective, as these are called on every rank).
+  std::vector<double> Radiance() { return Whole(start_); }
+  void Exchange() { exchange_.ShareRows(packed_, x_); }
+  const ReadExchange &Exchanged() const { return exchange_; }
   // B^k once exchanged (every patch's values), to keep for a restart and to continue from (solve_iteration.h).
-  std::vector<double> Iterate() const { return Interleave(x_, size_t(s_.F->n)); }
+  std::vector<double> Iterate() { return Whole(x_); }
   void SetIterate(const std::vector<double> &b) { Deinterleave(b, x_); }
 
  private:
+  // Every patch's values of v, from the ranks whose rows they are (v holds this rank's).
+  std::vector<double> Whole(const ChannelVectors &v) {
+    ChannelVectors whole = v;
+    std::vector<double> own(3 * s_.F->rows.size());
+    for (size_t r = 0; r < s_.F->rows.size(); ++r)
+      for (int c = 0; c < 3; ++c) own[3 * r + size_t(c)] = v.c[c][size_t(s_.F->rows[r])];
+    GatherInto(comm_, setup_.exchange, own, gathered_, whole);
+    return Interleave(whole, size_t(s_.F->n));
+  }
   // Adds the far links' share of row r (hierarchical operator), read from B^k: node means and patch values, and
   // what the elements above the row gathered from them, read at its centroid (FarFieldHost, in Sweep).
   void AddFarField(size_t r, double out[3]) const {
@@ -113,7 +127,9 @@ class CsrSweeps {
   ChannelVectors x_, start_;  // the newest values, and B^k
   std::vector<double> packed_, gathered_, residual_;
   FlatTreeNodes nodes_;              // the far links' tree and view (hierarchical operator)
+  ReadExchange exchange_;
   FarFieldView farView_;
+  std::vector<double> means_;         // per node read, its mean of B^k (column-major, nodes x 3)
   std::vector<double> startColumns_;  // B^k, column-major (n x 3), as the far field reads it
   std::vector<double> far_;           // per local row, its far field from B^k (3 values)
 };
@@ -123,7 +139,11 @@ class CsrSweeps {
 SolverResult SolveRadiosityCsr(MPI_Comm comm, const LocalSystem &s, const SolverOptions &options, PhaseTimers &timers) {
   RAD_CHECK(s.F->IsCsr(), "SolveRadiosityCsr: F is not CSR");
   return IterateSolve(comm, s, options, timers, false, [&](const SolveSetup &setup) {
-    return std::make_unique<CsrSweeps>(comm, s, setup, options.method);
+    auto sweeps = std::make_unique<CsrSweeps>(comm, s, setup, options.method, options.exchange);
+    // Summed over the ranks: what a sweep moves between them, beside what gathering every row would move.
+    timers.SetCounter("solve values exchanged per sweep", double(sweeps->Exchanged().ValuesReceived()));
+    timers.SetCounter("solve values of all rows per sweep", double(sweeps->Exchanged().ValuesOfAllRows()));
+    return sweeps;
   });
 }
 

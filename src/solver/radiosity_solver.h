@@ -1,6 +1,7 @@
 // The distributed radiosity solve: B_i = E_i + rho_i * sum_j F_ij B_j for R, G and B at once (one pass over
 // a row of F serves the three channels). Each rank holds only its own rows of F; after every sweep the new
-// values of all ranks are shared with MPI_Allgatherv.
+// values of all ranks are shared with MPI_Allgatherv (CSR rows: only with the ranks that read them, where that
+// moves less, solver/read_exchange.h).
 //  - Jacobi: every row is updated from the previous iterate.
 //  - Gauss-Seidel: within a rank, rows are updated in increasing order and each uses the newest values of the
 //    rank's earlier rows (exact rank-local Gauss-Seidel, whatever the number of threads); between ranks the
@@ -27,6 +28,10 @@ namespace rad {
 enum class SolverMethod { kJacobi, kGaussSeidel, kGmres };
 SolverMethod ParseSolverMethod(const std::string &name);  // "jacobi" | "gauss-seidel" | "gmres"; throws InputError
 const char *SolverMethodName(SolverMethod method);
+
+// What CSR rows' sweeps exchange between ranks (solver/read_exchange.h): kRead, only what each rank's rows read;
+// kAll, every row to every rank (MPI_Allgatherv); kAuto, whichever moves fewer values in all. Same results.
+enum class SweepExchange { kAuto, kRead, kAll };
 
 // A rank's share of the system: its rows of F (not owned; row r of the block is global row F->rows[r]) and every
 // patch's reflectance and emission.
@@ -63,6 +68,7 @@ struct SolverOptions {
   int maxIterations = 1000;
   bool printProgress = false;  // rank 0 prints each iteration's residual to stderr
   IterateKeeper *keeper = nullptr;  // checkpoints of the iterate: the sweeps of IterateSolve (either backend)
+  SweepExchange exchange = SweepExchange::kAuto;  // CSR rows on the CPU (dense rows read every value)
 };
 
 enum class SolverStatus { kConverged, kMaxIterations, kDiverged };

@@ -26,10 +26,16 @@ void NodeMeansHost(const FarFieldView &v, const double *b, long long n, std::vec
 }
 
 void FarFieldHost(const FarFieldView &v, long long rows, const double *b, long long n, std::vector<double> &far) {
+  std::vector<double> means;
+  if (v.hasLinks) NodeMeansHost(v, b, n, means);
+  FarFieldFromMeans(v, rows, b, n, means, far);
+}
+
+void FarFieldFromMeans(const FarFieldView &v, long long rows, const double *b, long long n,
+                       const std::vector<double> &means, std::vector<double> &far) {
   far.assign(3 * size_t(rows), 0.0);
   if (!v.hasLinks) return;
-  std::vector<double> means, gathered(kGatheredPerElement * size_t(v.elements));
-  NodeMeansHost(v, b, n, means);
+  std::vector<double> gathered(kGatheredPerElement * size_t(v.elements));
   tbb::parallel_for(0LL, v.elements, [&](long long m) { GatherElement(v, m, means.data(), &gathered[kGatheredPerElement * size_t(m)]); });
   tbb::parallel_for(0LL, rows, [&](long long r) {
     AddRowFarField(v, r, b, n, means.data(), gathered.data(), 0, 1, &far[3 * size_t(r)]);

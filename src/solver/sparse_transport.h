@@ -187,6 +187,9 @@ void NodeMeansHost(const FarFieldView &v, const double *b, long long n, std::vec
 // far gets 3 values per local row. The CPU solver's far field, and the reference for the GPU's kernels. On all
 // threads, each value the sum of one call, so its bits do not depend on them.
 void FarFieldHost(const FarFieldView &v, long long rows, const double *b, long long n, std::vector<double> &far);
+// The same from node means taken elsewhere (the CPU solver's, from its exchange: solver/read_exchange.h).
+void FarFieldFromMeans(const FarFieldView &v, long long rows, const double *b, long long n,
+                       const std::vector<double> &means, std::vector<double> &far);
 
 // One sweep of the GPU's CSR Gauss-Seidel on the host, as cuda/gpu_csr_solver.cu runs it: the rank's rows in
 // groups of kSubstitutionGroup; each row's pass (GaussSeidelRowPass) against the newest values, then the group

@@ -5,13 +5,14 @@ dense operator on the same generated city (meshes/generate.py), computed by this
     dense operator's bits;
   - each row's kept sum plus its reported dropped sum is the dense row sum, and the sky view factor is 1 less
     both;
-  - the same CSR datasets and B (Jacobi) from 1, 2 and 4 ranks, with as many pairs evaluated in all;
+  - the same CSR datasets and B (Jacobi) from 1, 2 and 4 ranks, with as many pairs evaluated in all, whether
+    sweeps exchange every row or only what each rank's rows read (--exchange);
   - B from the sparse run within 1e-3 relative RMS of the dense run's at a small threshold, closer as it
     shrinks;
   - `solve` reads the CSR file back as CSR (within a memory limit below the dense matrix) and gives that B;
   - the hierarchical operator (run only): far links carry what the sparse operator drops, so B is several
-    times closer to the dense B at the same threshold, within 1e-3 at 1e-4, and the same (Jacobi) at 1 and 2
-    ranks;
+    times closer to the dense B at the same threshold, within 1e-3 at 1e-4, and the same (Jacobi) at 1, 2 and
+    4 ranks, exchanging every row or only what the rows read;
   - a hierarchical file of polygons one patch each (no element links) is written and solved;
   - `solve --backend gpu` on CSR rows (with far links) gives the cores' B to 1e-9 (with a CUDA device);
   - options that cannot hold (--raw, --normalize-rows, hierarchical F to a file) and a memory limit too small
@@ -173,7 +174,9 @@ class SparseOperatorTest(CliTestCase):
 
     def test_same_results_for_1_2_and_4_ranks(self):
         # Jacobi: Gauss-Seidel is rank-local, so its iterates depend on the rank count by design.
-        results = [csr(self.sparse_run("r%d" % p, 1e-3, ranks=p, extra=["--solver", "jacobi"])) for p in (1, 2, 4)]
+        # 2 ranks exchange every row between sweeps, 4 only what their rows read (--exchange).
+        results = [csr(self.sparse_run("r%d" % p, 1e-3, ranks=p, extra=["--solver", "jacobi", "--exchange", x]))
+                   for p, x in ((1, "auto"), (2, "all"), (4, "read"))]
         for p, other in zip((2, 4), results[1:]):
             for key in ("indptr", "indices", "data", "dropped_row_sum", "sky_view_factor", "B"):
                 self.assertTrue(np.array_equal(results[0][key], other[key]), "%s differs at %d ranks" % (key, p))
@@ -252,9 +255,20 @@ class SparseOperatorTest(CliTestCase):
         self.assertLess(rms(finer), 1e-3, rms(finer))
         jacobi = ["--solver", "jacobi"]
         one = self.hierarchical_b("h4j", 1e-4, extra=jacobi)
-        for ranks in (2, 4):
-            self.assertTrue(np.array_equal(one, self.hierarchical_b("h4r%d" % ranks, 1e-4, ranks=ranks, extra=jacobi)),
-                            "B differs at %d ranks" % ranks)
+        # Whatever the ranks exchange between sweeps (--exchange): every row, or only the patches and node sums
+        # their rows read (node sums taken bottom-up, so the same bits on any rank).
+        for ranks, exchange in ((2, "read"), (2, "all"), (4, "read")):
+            name = "h4r%d%s" % (ranks, exchange)
+            b = self.hierarchical_b(name, 1e-4, ranks=ranks, extra=jacobi + ["--exchange", exchange])
+            self.assertTrue(np.array_equal(one, b), "B differs at %d ranks exchanging %s" % (ranks, exchange))
+            with open(os.path.join(self.path(name), "timings.json")) as fh:
+                counters = json.load(fh)["counters"]
+            moved, everything = (counters["solve values %s per sweep" % k] for k in ("exchanged", "of all rows"))
+            self.assertEqual(everything, 3 * len(one) * (ranks - 1))  # each rank receives the others' rows
+            if exchange == "all":
+                self.assertEqual(moved, everything)
+            else:
+                self.assertGreater(moved, 0)
 
     def test_gpu_solves_csr_rows_and_far_links_as_the_cores_do(self):
         """`solve --backend gpu` on a sparse and a hierarchical file (CSR rows; far links and element links): B
