@@ -82,7 +82,7 @@ void ReadRows(MPI_Comm comm, hid_t dset, long long n, const std::vector<long lon
 }  // namespace
 
 FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution,
-                                    const BeforeReadingRows &beforeReading, bool keepCsr) {
+                                    const BeforeReadingRows &beforeReading, bool keepCsr, bool csrInBlocks) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
@@ -139,6 +139,7 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
   }
   const long long n = in.PatchCount();
   in.f.n = n;
+  if (sparse && keepCsr && csrInBlocks) distribution = Distribution::kBlock;
   in.f.rows = OwnedRows(n, rank, size, distribution);
   in.f.precision = storedAsFloat ? Precision::kFloat : Precision::kDouble;
   RowsToRead read{n, storedAsFloat != 0, sparse != 0};

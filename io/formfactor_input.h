@@ -51,9 +51,11 @@ struct RowsToRead {
 using BeforeReadingRows = std::function<void(const RowsToRead &)>;
 
 // Collective. With `keepCsr`, a CSR file's rows stay CSR (FormFactorRows::IsCsr), for the solver; else every
-// file is read into dense rows.
+// file is read into dense rows. `csrInBlocks`: rows kept as CSR are split in blocks whatever `distribution`
+// says, as the form-factor stage splits them (so that a tree node's patches lie on few ranks).
 FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Distribution distribution,
-                                    const BeforeReadingRows &beforeReading = {}, bool keepCsr = false);
+                                    const BeforeReadingRows &beforeReading = {}, bool keepCsr = false,
+                                    bool csrInBlocks = false);
 
 // Collective. `patches` (made from the scene, identical on every rank) must match the file's N.
 FormFactorInput ReadFormFactorsRaw(MPI_Comm comm, const std::string &path, std::vector<Patch> patches,

@@ -2,8 +2,8 @@
 # What ranks exchange between sweeps over CSR rows (`solve --exchange`, solver/read_exchange.h): a hierarchical
 # operator computed once on a generated city (`formfactors --operator hierarchical`), then solved (Jacobi) on
 # each rank count with --exchange read (only what each rank's rows read) and --exchange all (every row to
-# every rank), rows in blocks (--distribution block: cyclic rows put patches of every rank in every leaf of
-# the tree, so that no node is summed by one rank alone and `auto` gathers). Prints per run the values moved per sweep by all ranks together (and their ratio to gathering
+# every rank), rows in blocks (solve's split of CSR rows; cyclic rows put patches of every rank in every leaf
+# of the tree, so that no node is summed by one rank alone and `auto` gathers). Prints per run the values moved per sweep by all ranks together (and their ratio to gathering
 # every row), the seconds of the solve's sweeps and of its exchange (largest rank), and checks that B is the
 # same bits whatever the ranks and the exchange.
 #   bash jobs/bench/exchange.sh [CITY] [PATCH_SIZE] [RANKS]     e.g. 8x8 0.5 "2 4 8 16"
@@ -25,7 +25,7 @@ printf "%6s %-9s %14s %14s %7s %10s %12s %s\n" ranks exchange "values/sweep" "al
 for p in $rank_counts; do
   for x in read all; do
     mpirun --bind-to none -n "$p" "$build/radiosity" solve --formfactors "$out/ff.h5" --output "$out/b.h5" \
-      --solver jacobi --distribution block --exchange "$x" --timings "$out/t.json" --quiet 2>"$out/err" || { tail -3 "$out/err"; exit 1; }
+      --solver jacobi --exchange "$x" --timings "$out/t.json" --quiet 2>"$out/err" || { tail -3 "$out/err"; exit 1; }
     /usr/bin/python3 - "$out" "$p" "$x" <<'PY'
 import h5py, json, numpy as np, sys
 out, p, x = sys.argv[1:4]

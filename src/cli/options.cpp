@@ -120,8 +120,8 @@ void AddMemoryLimitOption(CLI::App &cmd, std::string &limit) {
 }
 
 
-void AddDistributionOption(CLI::App &cmd, Distribution &distribution) {
-  AddChoice(cmd, "--distribution", distribution, {{"cyclic", Distribution::kCyclic}, {"block", Distribution::kBlock}},
+CLI::Option *AddDistributionOption(CLI::App &cmd, Distribution &distribution) {
+  return AddChoice(cmd, "--distribution", distribution, {{"cyclic", Distribution::kCyclic}, {"block", Distribution::kBlock}},
             "Rows per rank: cyclic (row i on rank i % P) or block");
 }
 

@@ -66,7 +66,7 @@ void AddMemoryLimitOption(CLI::App &cmd, std::string &limit);
 void AddCheckpointOptions(CLI::App &cmd, CheckpointOptions &o);
 
 // --distribution cyclic|block.
-void AddDistributionOption(CLI::App &cmd, Distribution &distribution);
+CLI::Option *AddDistributionOption(CLI::App &cmd, Distribution &distribution);
 // The form-factor stage's options, from --input to --memory-limit; `toleranceAlias`: also accept --tolerance for
 // --quadrature-tolerance (in `formfactors`, where it is unambiguous).
 void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias);

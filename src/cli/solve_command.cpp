@@ -20,11 +20,14 @@ CommandRunner AddSolveCommand(CLI::App &app) {
   AddMeshingOptions(*cmd, o->meshing, "Subdivision that matrix was computed with");
   cmd->add_option("--output", o->output, "HDF5 file to write: /patches and /radiosity (CONTRACTS.md)")->required();
   AddSolveStepOptions(*cmd, o->step);
-  AddDistributionOption(*cmd, o->distribution);
+  CLI::Option *distribution = AddDistributionOption(*cmd, o->distribution);
+  distribution->description("Rows per rank: cyclic (row i on rank i % P) or block; by default cyclic for dense "
+                            "rows, block for CSR rows (as the form-factor stage splits them)");
   AddExecutionOptions(*cmd, *execution);
   AddTimingsOption(*cmd, o->timings);
   AddMemoryLimitOption(*cmd, o->memoryLimit);
-  return [o, execution]() {
+  return [o, execution, distribution]() {
+    o->distributionGiven = distribution->count() > 0;
     Execution exec(*execution);
     return RunSolveJob(*o, exec);
   };

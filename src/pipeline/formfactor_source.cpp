@@ -84,7 +84,8 @@ void CheckEntries(MPI_Comm comm, const std::string &path, const FormFactorRows &
 }  // namespace
 
 FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &scene, const Meshing &meshing,
-                                   Distribution distribution, const BeforeReadingRows &beforeReading, bool keepCsr) {
+                                   Distribution distribution, const BeforeReadingRows &beforeReading, bool keepCsr,
+                                   bool csrInBlocks) {
   int format = 0;
   OnRankZero(MPI_COMM_WORLD, [&] {
     if (!std::ifstream(path).good()) throw InputError(path + ": cannot open (missing or unreadable)");
@@ -93,7 +94,7 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &sc
   RAD_MPI(MPI_Bcast(&format, 1, MPI_INT, 0, MPI_COMM_WORLD));
   const MatrixFileFormat f = MatrixFileFormat(format);
   if (f == MatrixFileFormat::kHdf5) {
-    FormFactorInput in = ReadFormFactorsHdf5(MPI_COMM_WORLD, path, distribution, beforeReading, keepCsr);
+    FormFactorInput in = ReadFormFactorsHdf5(MPI_COMM_WORLD, path, distribution, beforeReading, keepCsr, csrInBlocks);
     CheckEntries(MPI_COMM_WORLD, path, in.f);
     return in;
   }

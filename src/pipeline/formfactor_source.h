@@ -17,9 +17,10 @@ namespace rad {
 // without `scene` files (whose patches are made as `meshing` says). `beforeReading` is called on every rank once N
 // and the stored precision are known, before the rows are allocated. With `keepCsr`, an HDF5 CSR file's rows
 // stay CSR (the solver's choice); other files, and all files without it, are read into dense rows.
+// `csrInBlocks`: as ReadFormFactorsHdf5's.
 FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &scene, const Meshing &meshing,
                                    Distribution distribution, const BeforeReadingRows &beforeReading = {},
-                                   bool keepCsr = false);
+                                   bool keepCsr = false, bool csrInBlocks = false);
 
 // The memory check of a command that reads F into memory (`solve`, `export`): what a rank holds for the rows
 // it reads, plus `extra` (the command's own buffers), against --memory-limit `memoryLimit` (memory_budget.h).

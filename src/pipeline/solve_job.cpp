@@ -29,7 +29,8 @@ int RunSolveJob(SolveJobOptions o, Execution &exec) {
   {
     ScopedPhase phase(timers, "input I/O");
     in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, distribution,
-                            CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, distribution, {}, memory), true);
+                            CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, distribution, {}, memory), true,
+                            !o.distributionGiven);
   }
   // PETSc takes a matrix: the hierarchical operator's far field goes to it as entries (the same operator).
   if (o.step.solver == SolverMethod::kGmres && SpreadFarLinks(in.f, o.formfactors, o.memoryLimit) > 0 && exec.Talks())

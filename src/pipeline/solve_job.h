@@ -15,6 +15,9 @@ namespace rad {
 struct SolveJobOptions {
   std::string formfactors, output, timings;
   Distribution distribution = Distribution::kCyclic;
+  // --distribution not given: a CSR file's rows go in blocks (as the form-factor stage splits them, so that the
+  // sweeps' node sums lie with their patches: solver/read_exchange.h), dense rows cyclically.
+  bool distributionGiven = false;
   SceneInput input;
   Meshing meshing;
   std::string memoryLimit;

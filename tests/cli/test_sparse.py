@@ -335,7 +335,8 @@ class SparseOperatorTest(CliTestCase):
         """`formfactors --operator hierarchical` writes the CSR entries and the far links (link_ptr, link_target,
         link_value, and the elements' element_link_* with the elements' patches and centres); their row sums are the
         dense rows' within the links' error; `solve` reads both back and gives
-        run's hierarchical B bit for bit (Gauss-Seidel on one rank, Jacobi on 1 and 2); export spreads the links
+        run's hierarchical B bit for bit (Gauss-Seidel on 1 and 2 ranks, rows in blocks as run has them; Jacobi on
+        1 and 2); export spreads the links
         into entries (the same operator); the dense readers refuse the file rather than leave out the far field."""
         ff = self.path("h.h5")
         self.rad_ok(["formfactors", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
@@ -371,6 +372,12 @@ class SparseOperatorTest(CliTestCase):
             self.rad_ok(["solve", "--formfactors", ff, "--output", out, "--solver", "jacobi", "--quiet"], ranks)
             with h5py.File(out, "r") as f:
                 self.assertTrue(np.array_equal(f["radiosity/B"][:], jacobi), "ranks %s" % ranks)
+        # Gauss-Seidel depends on how rows are split: `solve` splits a CSR file's rows in blocks, as `run` does,
+        # unless told otherwise, so 2 ranks give run's B on 2 ranks.
+        out = self.path("hs2.h5")
+        self.rad_ok(["solve", "--formfactors", ff, "--output", out, "--quiet"], 2)
+        with h5py.File(out, "r") as f:
+            self.assertTrue(np.array_equal(f["radiosity/B"][:], self.hierarchical_b("hr2", 1e-4, ranks=2)))
         # `run --save-formfactors` writes the same operator beside B.
         saved = self.path("hsave")
         self.rad_ok(["run", "--input", self.city, "--patches", PATCHES, "--operator", "hierarchical",
