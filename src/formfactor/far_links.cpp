@@ -7,28 +7,12 @@
 
 namespace rad {
 
-namespace {
-
-// Per node of the tree, the sum of value(j) over its patches j: each leaf's in patch order, each inner node's
-// from its children (built after their parent, BuildPatchTree, so one pass backwards sees them first).
-template <typename Value>
-std::vector<double> NodeSums(const PatchTree &tree, Value &&value) {
-  std::vector<double> sums(tree.nodes.size(), 0.0);
-  for (size_t k = tree.nodes.size(); k-- > 0;) {
-    const PatchTreeNode &node = tree.nodes[k];
-    if (node.IsLeaf()) {
-      for (int32_t q = node.first; q < node.first + node.count; ++q) sums[k] += value(size_t(tree.order[size_t(q)]));
-    } else {
-      sums[k] = sums[size_t(node.left)] + sums[size_t(node.right)];
-    }
-  }
-  return sums;
-}
-
-}  // namespace
-
 std::vector<double> NodeAreas(const FarLinks &links) {
-  return NodeSums(*links.tree, [&](size_t j) { return links.area[j]; });
+  const PatchTree &tree = *links.tree;
+  std::vector<double> sums(tree.nodes.size(), 0.0);
+  for (size_t k = tree.nodes.size(); k-- > 0;)
+    sums[k] = BottomUpNodeSum(tree, k, [&](size_t j) { return links.area[j]; }, [&](size_t c) { return sums[c]; });
+  return sums;
 }
 
 std::vector<long long> ExpandedEntryBounds(const FormFactorRows &f) {

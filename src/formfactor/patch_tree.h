@@ -83,6 +83,20 @@ struct PatchTree {
   std::vector<FacingGroup> groups;  // BuildPatchTree's trees: each node's, together (ElementForest: none)
 };
 
+// Node k's sum of value(j) over its patches j, the one rule every such sum follows: a leaf's in the tree's
+// order, any other node's as childSum(left) + childSum(right). Taken bottom-up (children before parents:
+// BuildPatchTree builds a node's children after it), a node's sum then has the same bits wherever it is
+// taken, from whichever children's sums: the node areas (far_links.cpp) and the solver's node sums of B, which
+// ranks take part by part (solver/read_exchange.cpp), agree to the bit.
+template <typename Value, typename ChildSum>
+double BottomUpNodeSum(const PatchTree &tree, size_t k, Value &&value, ChildSum &&childSum) {
+  const PatchTreeNode &node = tree.nodes[k];
+  if (!node.IsLeaf()) return childSum(size_t(node.left)) + childSum(size_t(node.right));
+  double s = 0;
+  for (int32_t q = node.first; q < node.first + node.count; ++q) s += value(size_t(tree.order[size_t(q)]));
+  return s;
+}
+
 // Median splits of the centroids along the longest axis of their box, down to `leafSize` patches; the same
 // patches give the same tree (ties broken by patch index).
 PatchTree BuildPatchTree(const std::vector<Patch> &patches, int leafSize = 8);

@@ -134,8 +134,6 @@ ReadExchange::ReadExchange(MPI_Comm comm, const FormFactorRows &f, const Exchang
   const PatchTree *tree = f.links.Empty() ? nullptr : f.links.tree.get();
   plan_ = MakeReadPlan(tree, patchOwner, rank, ranks, readNodes_, readPatches);
   if (tree != nullptr) sums_.assign(3 * tree->nodes.size(), 0.0);
-  nodesTo_ = Transpose(comm, plan_.nodesFrom);
-  patchesTo_ = Transpose(comm, plan_.patchesFrom);
   allRows_ = 3 * ((long long)all.allRows.size() - (long long)f.rows.size());
   for (int q = 0; q < ranks; ++q)
     if (q != rank)
@@ -143,7 +141,11 @@ ReadExchange::ReadExchange(MPI_Comm comm, const FormFactorRows &f, const Exchang
   long long mine[2] = {received_, allRows_}, total[2] = {0, 0};
   RAD_MPI(MPI_Allreduce(mine, total, 2, MPI_LONG_LONG, MPI_SUM, comm));
   readOnly_ = mode == SweepExchange::kRead || (mode == SweepExchange::kAuto && total[0] <= total[1]);
-  if (readOnly_) return;
+  if (readOnly_) {  // every rank takes the same branch (the totals are all ranks')
+    nodesTo_ = Transpose(comm, plan_.nodesFrom);
+    patchesTo_ = Transpose(comm, plan_.patchesFrom);
+    return;
+  }
   // Every row to every rank: each rank has every patch, so it sums every node itself.
   received_ = allRows_;
   ReadPlan whole;
@@ -177,18 +179,10 @@ void ReadExchange::NodeMeans(ChannelVectors &x, std::vector<double> &means) {
   const size_t count = tree.nodes.size();
   const std::vector<double> &area = f_.links.area;
   auto sum = [&](int32_t k) {
-    const PatchTreeNode &node = tree.nodes[size_t(k)];
     for (size_t c = 0; c < 3; ++c) {
-      double s = 0;
-      if (node.IsLeaf()) {
-        for (int32_t q = node.first; q < node.first + node.count; ++q) {
-          const size_t j = size_t(tree.order[size_t(q)]);
-          s += area[j] * x.c[c][j];
-        }
-      } else {
-        s = sums_[size_t(node.left) + c * count] + sums_[size_t(node.right) + c * count];
-      }
-      sums_[size_t(k) + c * count] = s;
+      double *channel = &sums_[c * count];
+      channel[size_t(k)] = BottomUpNodeSum(
+          tree, size_t(k), [&](size_t j) { return area[j] * x.c[c][j]; }, [&](size_t child) { return channel[child]; });
     }
   };
   for (int32_t k : plan_.ownNodes) sum(k);
