@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/pair.h"
@@ -39,6 +40,25 @@ TEST(Sampling, PointsAreStratifiedInFirstDimension) {
     ++bins[int(u[0] * 32)];
   }
   for (int b : bins) EXPECT_EQ(b, 1);
+}
+
+// The sample set's wrap takes a compare where it took floor: the same bits for every sum of a point and a shift
+// in [0, 1), at the ends of the range and at many drawn ones (a wrap that kept 1.0, or lost a bit, fails).
+TEST(Sampling, WrapOfASumOfTwoUnitValuesIsTheFloorsBitForBit) {
+  const double top = ToUnit(0xffffffffu), below1 = std::nextafter(1.0, 0.0);
+  std::vector<double> values = {0.0, 0.5, 0.25, top, below1, 1.0 / 3, 2.0 / 3, std::ldexp(1.0, -53)};
+  for (uint32_t k = 0; k < 4096; ++k) {
+    const Philox4x32 r = Philox(k, 11, 0, 0, 1, 2);
+    values.push_back(ToUnit(r.v[0]));
+    values.push_back(RadicalInverse(k, 3));
+    values.push_back((k + 0.5) / 4096);
+  }
+  for (double a : values)
+    for (double b : {0.0, 0.5, top, below1, 1.0 / 3, values[values.size() / 2], values[values.size() / 3]}) {
+      const double x = a + b;
+      ASSERT_EQ(WrapUnitSum(x), x - std::floor(x)) << a << " + " << b;
+      ASSERT_LT(WrapUnitSum(x), 1.0);
+    }
 }
 
 // These tests are of the shadow-ray estimator (--visibility rays); the exact kernel is in occluded_test.cpp.

@@ -195,23 +195,23 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
                                  uint32_t(node.count), 0x57a7u, uint32_t(seed), uint32_t(seed >> 32));
   const double start[2] = {ToUnit(draw.v[0]), ToUnit(draw.v[1])};
   int32_t receiverOf[kMostNodeVisibilitySamples], sampled[kMostNodeVisibilitySamples];
-  for (int32_t q = 0; q < samples; ++q) {
-    if (everyPair) {
-      receiverOf[q] = receiver[q / node.count];
-      sampled[q] = tree.order[size_t(node.first + q % node.count)];
-    } else {
-      receiverOf[q] = receiver[int32_t((q + start[0]) * count / samples)];
-      sampled[q] = tree.order[size_t(node.first + int32_t((q * stride % samples + start[1]) * node.count / samples))];
-    }
-    PrefetchPatch(patches[size_t(sampled[q])]);  // the node's, scattered
-  }
-  VisibleSums sums[kMostNodeVisibilitySamples];
   double kernel[kMostNodeVisibilitySamples];
   int32_t facingSamples = 0;
   for (int32_t q = 0; q < samples; ++q) {
-    kernel[q] = PatchEstimate(patches[size_t(receiverOf[q])], patches[size_t(sampled[q])]);
-    facingSamples += kernel[q] > 0;
+    const int32_t place = everyPair ? node.first + q % node.count
+                                    : node.first + int32_t((q * stride % samples + start[1]) * node.count / samples);
+    receiverOf[q] = everyPair ? receiver[q / node.count] : receiver[int32_t((q + start[0]) * count / samples)];
+    sampled[q] = tree.order[size_t(place)];
+    // The kernel from the tree's copy of the patch's point, which lies with the node's others (the same values,
+    // so the same bits as from the patch), and the patch itself, scattered in the patch array, asked for only
+    // where its rays will be traced: samples that do not face trace none.
+    kernel[q] = PatchEstimate(patches[size_t(receiverOf[q])], tree.points[size_t(place)]);
+    if (kernel[q] > 0) {
+      ++facingSamples;
+      PrefetchPatch(patches[size_t(sampled[q])]);
+    }
   }
+  VisibleSums sums[kMostNodeVisibilitySamples];
   const uint32_t raysPerSample =
       PairRayCount(raysWanted / std::max<int32_t>(1, facingSamples),
                    unanimousOnly ? kVerdictRaysPerSample : kNodeVisibilityRays);

@@ -24,7 +24,9 @@ RAD_HD RAD_INLINE double RadicalInverse(uint32_t k, uint32_t base) {
   return r;
 }
 
-RAD_HD RAD_INLINE double Wrap(double x) { return x - floor(x); }
+// x - floor(x) for x in [0, 2), the sum of a point and a shift each in [0, 1), with the same bits: a compare
+// and a subtraction where floor (no SSE4.1 in a portable build) took 4 % of a city's run.
+RAD_HD RAD_INLINE double WrapUnitSum(double x) { return x < 1 ? x : x - 1; }
 
 struct PairSampleSet {
   double shift[4];
@@ -35,12 +37,12 @@ RAD_HD RAD_INLINE PairSampleSet MakePairSampleSet(uint64_t seed, uint32_t i, uin
   return PairSampleSet{{ToUnit(r.v[0]), ToUnit(r.v[1]), ToUnit(r.v[2]), ToUnit(r.v[3])}};
 }
 
-// Sample k of R: (u1, v1) on the emitter's unit square, (u2, v2) on the receiver's.
+// Sample k of R (k < R): (u1, v1) on the emitter's unit square, (u2, v2) on the receiver's.
 RAD_HD RAD_INLINE void PairSample(const PairSampleSet &set, uint32_t k, uint32_t count, double out[4]) {
-  out[0] = Wrap((k + 0.5) / count + set.shift[0]);
-  out[1] = Wrap(RadicalInverse(k, 2) + set.shift[1]);
-  out[2] = Wrap(RadicalInverse(k, 3) + set.shift[2]);
-  out[3] = Wrap(RadicalInverse(k, 5) + set.shift[3]);
+  out[0] = WrapUnitSum((k + 0.5) / count + set.shift[0]);
+  out[1] = WrapUnitSum(RadicalInverse(k, 2) + set.shift[1]);
+  out[2] = WrapUnitSum(RadicalInverse(k, 3) + set.shift[2]);
+  out[3] = WrapUnitSum(RadicalInverse(k, 5) + set.shift[3]);
 }
 
 // Maps the unit square onto a patch with corners c[0..count). Triangles use the area-preserving square-root
