@@ -21,8 +21,9 @@ CommandRunner AddSolveCommand(CLI::App &app) {
   cmd->add_option("--output", o->output, "HDF5 file to write: /patches and /radiosity (CONTRACTS.md)")->required();
   AddSolveStepOptions(*cmd, o->step);
   CLI::Option *distribution = AddDistributionOption(*cmd, o->distribution);
-  distribution->description("Rows per rank: cyclic (row i on rank i % P) or block; by default cyclic for dense "
-                            "rows, block for CSR rows (as the form-factor stage splits them)");
+  distribution->description(distribution->get_description() +
+                            "; by default cyclic for dense rows, block for CSR rows (as the form-factor stage "
+                            "splits them)");
   AddExecutionOptions(*cmd, *execution);
   AddTimingsOption(*cmd, o->timings);
   AddMemoryLimitOption(*cmd, o->memoryLimit);
