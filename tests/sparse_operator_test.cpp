@@ -956,32 +956,44 @@ TEST(SparseOperator, AVerdictWhoseRaysDisagreeStopsAtItsFirstPacket) {
   EXPECT_GT(whole, 0);
 }
 
+// Two receivers on the ground, far apart, under a strip of 7 patches facing down 10 above (the node), and 0.5
+// below the strip a plate that blocks most segments from the far receiver to the fifth patch (x in [3.5, 4.5]:
+// at the plate, x from 3.45 to 4.45), none to the others and none from the near receiver.
+struct PlateOverStrip {
+  Scene scene = SceneOf({test::RectZ(-0.5, 6.5, 9.5, 10.5, 10, false),       // the node: 7 patches
+                         test::RectZ(2.5, 3.5, -0.5, 0.5, 0, true),          // the near receiver
+                         test::RectZ(2.5, 3.5, 39.5, 40.5, 0, true),         // the far receiver
+                         test::RectZ(3.51, 4.39, 10.9, 12.1, 9.5, false)});  // the plate
+  FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(1));
+  EmbreeScene embree{scene};
+  // The tree over the strip alone (the scene's first 7 patches): its root is the node.
+  std::vector<Patch> strip{g.patches.begin(), g.patches.begin() + 7};
+  PatchTree tree = BuildPatchTree(strip);
+  int32_t nearReceiver = -1, farReceiver = -1;
+  PlateOverStrip() {
+    for (size_t i = 7; i < g.patches.size(); ++i) {
+      if (std::fabs(g.patches[i].centroid.z) > 1e-9) continue;
+      (g.patches[i].centroid.y < 20 ? nearReceiver : farReceiver) = int32_t(i);
+    }
+  }
+  void CheckBuilt() const {
+    for (const Patch &p : strip) ASSERT_NEAR(p.centroid.z, 10.0, 1e-9);
+    ASSERT_EQ(tree.nodes[0].count, 7);
+    ASSERT_GE(nearReceiver, 0);
+    ASSERT_GE(farReceiver, 0);
+  }
+};
+
 TEST(SparseOperator, AVerdictPairsEveryReceiverWithEveryPatchOfASmallNode) {
   // A shadow can fall between one receiver of an element and one patch of a node only: a verdict sees it only
-  // through a sample that pairs them. Two receivers on the ground, far apart, under a strip of 7 patches facing
-  // down 10 above (the node), and 0.5 below the strip a plate that blocks most segments from the far receiver
-  // to the fifth patch (x in [3.5, 4.5]: at the plate, x from 3.45 to 4.45), none to the others and none from
-  // the near receiver. Sampled in slices, 7 samples paired the far receiver with patches 1, 3 and 5 (and 6)
-  // whatever the draw, and the verdict came out "seen whole" for every seed.
-  const Scene scene = SceneOf({test::RectZ(-0.5, 6.5, 9.5, 10.5, 10, false),       // the node: 7 patches
-                               test::RectZ(2.5, 3.5, -0.5, 0.5, 0, true),          // the near receiver
-                               test::RectZ(2.5, 3.5, 39.5, 40.5, 0, true),         // the far receiver
-                               test::RectZ(3.51, 4.39, 10.9, 12.1, 9.5, false)});  // the plate
-  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(1));
-  const EmbreeScene embree(scene);
-  const EmbreeShadowRays occluded{embree};
-  // The tree over the strip alone (the scene's first 7 patches): its root is the node.
-  const std::vector<Patch> strip(g.patches.begin(), g.patches.begin() + 7);
-  for (const Patch &p : strip) ASSERT_NEAR(p.centroid.z, 10.0, 1e-9);
-  const PatchTree tree = BuildPatchTree(strip);
-  ASSERT_EQ(tree.nodes[0].count, 7);
-  int32_t nearReceiver = -1, farReceiver = -1;
-  for (size_t i = 7; i < g.patches.size(); ++i) {
-    if (std::fabs(g.patches[i].centroid.z) > 1e-9) continue;
-    (g.patches[i].centroid.y < 20 ? nearReceiver : farReceiver) = int32_t(i);
-  }
-  ASSERT_GE(nearReceiver, 0);
-  ASSERT_GE(farReceiver, 0);
+  // through a sample that pairs them (PlateOverStrip). Sampled in slices, 7 samples paired the far receiver with
+  // patches 1, 3 and 5 (and 6) whatever the draw, and the verdict came out "seen whole" for every seed.
+  const PlateOverStrip s;
+  ASSERT_NO_FATAL_FAILURE(s.CheckBuilt());
+  const std::vector<Patch> &patches = s.g.patches;
+  const PatchTree &tree = s.tree;
+  const int32_t nearReceiver = s.nearReceiver, farReceiver = s.farReceiver;
+  const EmbreeShadowRays occluded{s.embree};
   bool everyPair = false;
   EXPECT_EQ(VerdictSamples(2, 7, everyPair), 14);
   EXPECT_TRUE(everyPair);
@@ -992,15 +1004,69 @@ TEST(SparseOperator, AVerdictPairsEveryReceiverWithEveryPatchOfASmallNode) {
     uint32_t traced = 0;
     // The far receiver sees part of the node, the near one all of it.
     const VisibleShareResult far =
-        VisibleShare(g.patches, &farReceiver, 1, tree, tree.nodes[0], seed, occluded, traced, 64);
+        VisibleShare(patches, &farReceiver, 1, tree, tree.nodes[0], seed, occluded, traced, 64);
     EXPECT_LT(far.share, 0.95) << "seed " << seed;
     const VisibleShareResult nearAlone =
-        VisibleShare(g.patches, &nearReceiver, 1, tree, tree.nodes[0], seed, occluded, traced, 64, true);
+        VisibleShare(patches, &nearReceiver, 1, tree, tree.nodes[0], seed, occluded, traced, 64, true);
     EXPECT_TRUE(nearAlone.unanimous) << "seed " << seed;
     EXPECT_EQ(nearAlone.share, 1.0) << "seed " << seed;
     const VisibleShareResult verdict =
-        VisibleShare(g.patches, both, 2, tree, tree.nodes[0], seed, occluded, traced, 64, true);
+        VisibleShare(patches, both, 2, tree, tree.nodes[0], seed, occluded, traced, 64, true);
     EXPECT_FALSE(verdict.unanimous) << "seed " << seed;
+  }
+}
+
+TEST(SparseOperator, SampleSidesProveDisagreementOnlyWhereASeenAndAHiddenRayLie) {
+  // Records of a receiver (a place in the receivers' order) and a node's patch (a place in the tree's order).
+  const SampleSides sides[] = {{0, 10, true, false}, {1, 11, false, true}, {2, 12, true, true}, {3, 13, true, false}};
+  const SampleSides *end = sides + 4;
+  EXPECT_TRUE(SidesDisagree(sides, end, 0, 2, 10, 12));    // seen at (0, 10), hidden at (1, 11)
+  EXPECT_FALSE(SidesDisagree(sides, end, 0, 1, 10, 14));   // receiver 0 alone: seen only
+  EXPECT_FALSE(SidesDisagree(sides, end, 0, 2, 11, 14));   // patch 10 left out: hidden only
+  EXPECT_TRUE(SidesDisagree(sides, end, 2, 3, 0, 100));    // one sample whose rays disagree
+  EXPECT_FALSE(SidesDisagree(sides, end, 3, 4, 0, 100));
+  EXPECT_FALSE(SidesDisagree(sides, sides, 0, 4, 0, 100)); // no records
+}
+
+TEST(SparseOperator, AVerdictThatDisagreesRecordsWhereItsRaysWereSeenAndHidden) {
+  // PlateOverStrip: the plate hides some segments from the far receiver to the node's fifth patch and nothing
+  // else. A verdict of both receivers that disagrees must say so through its records, so that the far receiver
+  // alone (a smaller element below) is decided without rays, and the near receiver alone is not: its rays all
+  // pass, and a hidden record against it would refuse it a link it can take.
+  const PlateOverStrip s;
+  ASSERT_NO_FATAL_FAILURE(s.CheckBuilt());
+  const std::vector<Patch> &patches = s.g.patches, &strip = s.strip;
+  const PatchTree &tree = s.tree;
+  const int32_t nearReceiver = s.nearReceiver, farReceiver = s.farReceiver;
+  const EmbreeShadowRays occluded{s.embree};
+  const int32_t both[2] = {nearReceiver, farReceiver};
+  const PatchTreeNode &node = tree.nodes[0];
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
+    uint32_t traced = 0;
+    std::vector<SampleSides> sides;
+    const VisibleShareResult verdict = VisibleShare(patches, both, 2, tree, node, seed, occluded, traced, 64, true, &sides);
+    ASSERT_FALSE(verdict.unanimous) << "seed " << seed;
+    ASSERT_FALSE(sides.empty()) << "seed " << seed;
+    for (const SampleSides &s : sides) {
+      ASSERT_GE(s.receiver, 0);
+      ASSERT_LT(s.receiver, 2);
+      ASSERT_GE(s.place, node.first);
+      ASSERT_LT(s.place, node.first + node.count);
+      if (s.hidden) {  // only the far receiver's segments to the fifth patch (x in [3.5, 4.5]) can be hidden
+        EXPECT_EQ(s.receiver, 1) << "seed " << seed;
+        EXPECT_NEAR(strip[size_t(tree.order[size_t(s.place)])].centroid.x, 4.0, 1e-9) << "seed " << seed;
+      }
+    }
+    EXPECT_TRUE(SidesDisagree(sides.data(), sides.data() + sides.size(), 1, 2, node.first, node.first + node.count))
+        << "seed " << seed;
+    EXPECT_FALSE(SidesDisagree(sides.data(), sides.data() + sides.size(), 0, 1, node.first, node.first + node.count))
+        << "seed " << seed;
+    // A unanimous verdict records nothing.
+    std::vector<SampleSides> none;
+    const VisibleShareResult nearAlone =
+        VisibleShare(patches, &nearReceiver, 1, tree, node, seed, occluded, traced, 64, true, &none);
+    EXPECT_TRUE(nearAlone.unanimous);
+    EXPECT_TRUE(none.empty());
   }
 }
 

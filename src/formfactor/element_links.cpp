@@ -14,6 +14,20 @@ namespace rad {
 
 namespace {
 
+// Nodes handed to an element, each with what the failed verdicts above it saw of it (SampleSides, far_field.h;
+// receivers as places in the element forest's order): node k's records are sides[end[k - 1], end[k]).
+struct Handed {
+  std::vector<int32_t> nodes;
+  std::vector<uint32_t> end;
+  std::vector<SampleSides> sides;
+  void Add(int32_t node, const SampleSides *begin, const SampleSides *finish) {
+    nodes.push_back(node);
+    sides.insert(sides.end(), begin, finish);
+    end.push_back(uint32_t(sides.size()));
+  }
+  uint32_t Begin(size_t k) const { return k == 0 ? 0 : end[k - 1]; }
+};
+
 struct Walker {
   const std::vector<Patch> &patches;
   const EmbreeScene &embree;
@@ -38,16 +52,20 @@ struct Walker {
   // tolerance of the link's estimate `value` (far_field.h). Rays whose points do not face each other, where a
   // patch pair straddles a plane, are not traced: the rays are asked for again, more in proportion, and a
   // verdict still short of them at kMaxRaysPerSample is none (not unanimous: the rows below decide).
-  VisibleShareResult UnanimousShare(const PatchTreeNode &e, const PatchTreeNode &node, double value, bool smooth) {
+  // Where they disagree, what the samples saw is added to `sides`, receivers as places in the forest's order.
+  VisibleShareResult UnanimousShare(const PatchTreeNode &e, const PatchTreeNode &node, double value, bool smooth,
+                                    std::vector<SampleSides> &sides) {
     const EmbreeShadowRays occluded{embree};
     const double needed = kUnanimousRaysPerTolerance * std::max(0.0, value) / dropBelow;
     double wanted = std::max(needed, FarLinkRays(value, dropBelow));
     uint32_t tracedBefore = 0;
     for (;;) {
       uint32_t traced = 0;  // rays that faced
+      const size_t had = sides.size();
       const VisibleShareResult seen = VisibleShare(patches, forest.tree.order.data() + e.first, e.count, tree, node,
-                                                   seed, occluded, traced, wanted, true);
+                                                   seed, occluded, traced, wanted, true, &sides);
       counters.local().AddFarLinkRays(traced, smooth);
+      for (size_t k = had; k < sides.size(); ++k) sides[k].receiver += e.first;
       if (!seen.unanimous || double(traced) >= needed) return seen;
       if (traced <= tracedBefore) return {0, false};  // kMaxRaysPerSample reached
       tracedBefore = traced;
@@ -57,10 +75,11 @@ struct Walker {
 
   // Node `index` for `element`: linked (true), or hidden from all of it (true, nothing to link); false: hand it
   // down.
-  bool Link(int32_t element, const PatchTreeNode &e, int32_t index, bool smooth) {
+  // Where the verdict's rays disagree, what they saw is added to `sides`.
+  bool Link(int32_t element, const PatchTreeNode &e, int32_t index, bool smooth, std::vector<SampleSides> &sides) {
     Patch at = forest.Receiver(patches, element);
     const double value = OpenedClusterEstimate(tree, at, index, kOpening);
-    const VisibleShareResult seen = UnanimousShare(e, tree.nodes[size_t(index)], value, smooth);
+    const VisibleShareResult seen = UnanimousShare(e, tree.nodes[size_t(index)], value, smooth, sides);
     if (!seen.unanimous) return false;
     if (seen.share == 0) return true;
     if (!(value > 0)) return false;  // seen but nothing facing the centre: the patches may differ, let them decide
@@ -100,8 +119,9 @@ struct Walker {
     return true;
   }
 
-  // `candidates`: what the element `from` handed down (handedOf[from]; -1: the root alone).
-  void Walk(int32_t element, const std::vector<int32_t> &candidates, int32_t from) {
+  // `candidates`: what the element `from` handed down (handedOf[from]; -1: the root alone), with what the
+  // failed verdicts above saw of each.
+  void Walk(int32_t element, const Handed &candidates, int32_t from) {
     const PatchTreeNode &e = forest.tree.nodes[size_t(element)];
     if (!HasRow(e)) return;
     if (e.IsLeaf()) {
@@ -110,10 +130,28 @@ struct Walker {
       return;
     }
     const Patch receiver = forest.Receiver(patches, element);
-    std::vector<int32_t> stack(candidates.rbegin(), candidates.rend()), handed;
+    const int32_t receiverLo = e.first, receiverHi = e.first + e.count;
+    // The nodes still to decide, each with its records in `sides` [begin, end): those handed down that concern
+    // this element's receivers, and those of the verdicts that fail here.
+    struct Pending {
+      int32_t node;
+      uint32_t begin, end;
+    };
+    std::vector<SampleSides> sides;
+    std::vector<Pending> stack;
+    stack.reserve(candidates.nodes.size());
+    for (size_t k = candidates.nodes.size(); k-- > 0;) {
+      const uint32_t begin = uint32_t(sides.size());
+      for (uint32_t s = candidates.Begin(k); s < candidates.end[k]; ++s)
+        if (candidates.sides[s].receiver >= receiverLo && candidates.sides[s].receiver < receiverHi)
+          sides.push_back(candidates.sides[s]);
+      stack.push_back({candidates.nodes[k], begin, uint32_t(sides.size())});
+    }
+    Handed handed;
     while (!stack.empty()) {
-      const int32_t index = stack.back();
+      Pending pending = stack.back();
       stack.pop_back();
+      const int32_t index = pending.node;
       const PatchTreeNode &node = tree.nodes[size_t(index)];
       if (NothingExchanged(receiver, e.boxLo, e.boxHi, node)) continue;
       const bool skippable = NodeBound(receiver, e.sphere, node) < dropBelow;
@@ -121,23 +159,40 @@ struct Walker {
       const bool smooth = !skippable && SmoothLink(receiver, e.sphere, node, dropBelow);
       const bool opens = !node.IsLeaf() && node.sphere.radius > e.sphere.radius;
       if (skippable && !EstimatedWhole(receiver, e.sphere, node, dropBelow)) {  // its children are linked, or handed down, each on its own
-        stack.push_back(node.right);
-        stack.push_back(node.left);
-      } else if ((skippable || smooth) && e.sphere.radius <= receiverOpening * gap &&
-                 Link(element, e, index, smooth)) {
+        stack.push_back({node.right, pending.begin, pending.end});
+        stack.push_back({node.left, pending.begin, pending.end});
         continue;
-      } else if (!skippable && opens) {
-        stack.push_back(node.right);  // left first
-        stack.push_back(node.left);
+      }
+      if ((skippable || smooth) && e.sphere.radius <= receiverOpening * gap) {
+        // A verdict above that saw this element's receivers and this node's patches disagree decides this one's
+        // without rays.
+        const bool known = SidesDisagree(sides.data() + pending.begin, sides.data() + pending.end, receiverLo,
+                                         receiverHi, node.first, node.first + node.count);
+        if (!known) {
+          const size_t had = sides.size();
+          if (Link(element, e, index, smooth, sides)) {
+            sides.resize(had);
+            continue;
+          }
+          if (sides.size() > had) {  // the records above and the verdict's own, together
+            for (uint32_t s = pending.begin; s < pending.end; ++s) sides.push_back(sides[s]);
+            pending = {index, uint32_t(had), uint32_t(sides.size())};
+          }
+        }
+      }
+      if (!skippable && opens) {
+        stack.push_back({node.right, pending.begin, pending.end});  // left first
+        stack.push_back({node.left, pending.begin, pending.end});
       } else {
-        handed.push_back(index);
+        handed.Add(index, sides.data() + pending.begin, sides.data() + pending.end);
       }
     }
     links[size_t(element)].shrink_to_fit();  // pushed one by one: up to twice their size held otherwise
+    std::vector<SampleSides>().swap(sides);
     tbb::parallel_invoke([&] { Walk(e.left, handed, element); }, [&] { Walk(e.right, handed, element); });
     const PatchTreeNode &left = forest.tree.nodes[size_t(e.left)], &right = forest.tree.nodes[size_t(e.right)];
     if ((left.IsLeaf() && HasRow(left)) || (right.IsLeaf() && HasRow(right)))  // a row starts from it
-      handedOf[size_t(element)] = PackedNodeList(handed);  // this element's slot: no other thread writes it
+      handedOf[size_t(element)] = PackedNodeList(handed.nodes);  // this element's slot: no other thread writes it
   }
 };
 
@@ -166,7 +221,8 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
   Walker walker{patches, embree, tree, forest, dropBelow, seed, before, localRow, walk.handed, walk.startOf,
                 walk.links, perThread, linkCount, smoothLinkCount, progress, receiverOpening};
   if (!tree.nodes.empty()) {
-    const std::vector<int32_t> root(1, 0);
+    Handed root;
+    root.Add(0, nullptr, nullptr);
     tbb::parallel_for(size_t(0), forest.roots.size(), [&](size_t f) { walker.Walk(forest.roots[f], root, -1); });
   }
   progress.Finish();

@@ -7,7 +7,9 @@
 // link is smooth (SmoothLink, far_field.h: its linear model's error bound is within the tolerance), (2) the
 // element is narrower than kReceiverOpening of its distance to the node, and (3) the element's shadow rays to
 // the node agree (all seen or all hidden; a hidden node takes no link). Else the node is opened (when larger
-// than the element) or handed down to the element's halves, and at a single patch the row's own walk
+// than the element) or handed down to the element's halves, with what the failed verdict's rays saw: a half
+// and a node between which it saw a ray pass and a ray stopped are known to disagree, and trace no verdict
+// (SampleSides, far_field.h). At a single patch the row's own walk
 // (sparse_form_factors.h) starts from what was handed down. A link holds the node's estimate at the element's
 // area-weighted centre and its gradient and curvature along the element's plane; each row reads it at its own
 // centroid (ElementFarLinks, form_factor_rows.h).
