@@ -125,6 +125,13 @@ CLI::Option *AddDistributionOption(CLI::App &cmd, Distribution &distribution) {
             "Rows per rank: cyclic (row i on rank i % P) or block");
 }
 
+CLI::Option *AddReadDistributionOption(CLI::App &cmd, Distribution &distribution) {
+  CLI::Option *option = AddDistributionOption(cmd, distribution);
+  option->description(option->get_description() +
+                      "; by default cyclic for dense rows, block for CSR rows (as the form-factor stage splits them)");
+  return option;
+}
+
 void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias) {
   AddSceneInputOptions(cmd, o.input, "Scene", true);
   AddMeshingOptions(cmd, o.meshing, "Split every polygon into 4^K patches");

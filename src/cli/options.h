@@ -67,6 +67,10 @@ void AddCheckpointOptions(CLI::App &cmd, CheckpointOptions &o);
 
 // --distribution cyclic|block.
 CLI::Option *AddDistributionOption(CLI::App &cmd, Distribution &distribution);
+// --distribution for a command that reads F from a file (`solve`, `thermal`): by default a CSR file's rows go in
+// blocks, as the form-factor stage split them (so that the sweeps' node sums lie with their patches:
+// solver/read_exchange.h), dense rows cyclically; the command tells the two apart by the option's count().
+CLI::Option *AddReadDistributionOption(CLI::App &cmd, Distribution &distribution);
 // The form-factor stage's options, from --input to --memory-limit; `toleranceAlias`: also accept --tolerance for
 // --quadrature-tolerance (in `formfactors`, where it is unambiguous).
 void AddFormFactorJobOptions(CLI::App &cmd, FormFactorJobOptions &o, bool toleranceAlias);

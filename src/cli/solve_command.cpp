@@ -20,10 +20,7 @@ CommandRunner AddSolveCommand(CLI::App &app) {
   AddMeshingOptions(*cmd, o->meshing, "Subdivision that matrix was computed with");
   cmd->add_option("--output", o->output, "HDF5 file to write: /patches and /radiosity (CONTRACTS.md)")->required();
   AddSolveStepOptions(*cmd, o->step);
-  CLI::Option *distribution = AddDistributionOption(*cmd, o->distribution);
-  distribution->description(distribution->get_description() +
-                            "; by default cyclic for dense rows, block for CSR rows (as the form-factor stage "
-                            "splits them)");
+  CLI::Option *distribution = AddReadDistributionOption(*cmd, o->distribution);
   AddExecutionOptions(*cmd, *execution);
   AddTimingsOption(*cmd, o->timings);
   AddMemoryLimitOption(*cmd, o->memoryLimit);

@@ -32,11 +32,12 @@ CommandRunner AddThermalCommand(CLI::App &app) {
   cmd->add_option("--groups-csv", o->groupsCsv,
                   "CSV file of the materials' patches, area, heat rate (W) and temperatures");
   AddSolveStepOptions(*cmd, o->step);
-  AddDistributionOption(*cmd, o->distribution);
+  CLI::Option *distribution = AddReadDistributionOption(*cmd, o->distribution);
   AddExecutionOptions(*cmd, *execution);
   AddTimingsOption(*cmd, o->timings);
   AddMemoryLimitOption(*cmd, o->memoryLimit);
-  return [o, execution]() {
+  return [o, execution, distribution]() {
+    o->distributionGiven = distribution->count() > 0;
     Execution exec(*execution);
     return RunThermalJob(*o, exec);
   };

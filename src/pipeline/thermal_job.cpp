@@ -64,7 +64,8 @@ int RunThermalJob(ThermalJobOptions o, Execution &exec) {
     ScopedPhase phase(timers, "input I/O");
     scene = LoadSceneInput(o.input);
     in = ReadFormFactorFile(o.formfactors, o.input, o.meshing, o.distribution,
-                            CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, o.distribution, {}, memory), true);
+                            CheckMemoryBeforeReading(o.formfactors, o.memoryLimit, o.distribution, {}, memory), true,
+                            !o.distributionGiven);
   }
   // The hierarchical operator's far field as entries: the irradiation G = F J below reads rows of entries.
   if (SpreadFarLinks(in.f, o.formfactors, o.memoryLimit) > 0 && exec.Talks())

@@ -17,6 +17,7 @@ namespace rad {
 struct ThermalJobOptions {
   std::string formfactors, properties, output, timings, groupsCsv;
   Distribution distribution = Distribution::kCyclic;
+  bool distributionGiven = false;  // not given: a CSR file's rows in blocks, as SolveJobOptions's
   SceneInput input;  // the scene F was computed for: its materials
   Meshing meshing;
   std::string memoryLimit;

@@ -169,13 +169,16 @@ class TestThermal(CliTestCase):
         self.assertGreater(ar, 0)
 
     def test_a_face_of_fixed_heat_flux_among_black_walls(self):
-        # Dense rows, and the sparse operator's CSR rows (every entry kept at this threshold).
-        for operator in (["--operator", "dense"], ["--operator", "sparse", "--drop-below", "1e-9"]):
+        # Dense rows, and the sparse operator's CSR rows (every entry kept at this threshold), these read in
+        # blocks by default and cyclically when asked.
+        cases = ((["--operator", "dense"], []), (["--operator", "sparse", "--drop-below", "1e-9"], []),
+                 (["--operator", "sparse", "--drop-below", "1e-9"], ["--distribution", "cyclic"]))
+        for operator, extra in cases:
             scene, F = self.scene("flux", box_obj(1.0, 1.0, ["heater"] + ["wall"] * 5, "flux.mtl"),
                                   ["heater", "wall"], operator)
             q0, e, tw = 5000.0, 0.7, 400.0
             proc, r = self.solved(scene, F, {"heater": {"emissivity": e, "heat_flux": q0},
-                                             "wall": {"emissivity": 1.0, "temperature": tw}})
+                                             "wall": {"emissivity": 1.0, "temperature": tw}}, extra=extra)
             self.assertIn("HDF5 " + ("dense" if operator[1] == "dense" else "CSR"), proc.stderr)
             self.assertAlmostEqual(r["heat_flux"][0] / q0, 1, delta=1e-9)
             self.assertAlmostEqual(r["temperature"][0] / (tw ** 4 + q0 / (e * SIGMA)) ** 0.25, 1, delta=1e-9)
