@@ -202,6 +202,8 @@ inline void PrefetchPatch(const Patch &p) { Prefetch(&p, offsetof(Patch, face));
 // points face each other).
 // `unanimousOnly`: the caller needs the rays to agree, so the rays go round the samples and tracing stops at the
 // first packet that shows them disagree (then share 0, not unanimous); a unanimous answer is the same either way.
+// Its rays are not weighted: each sample's share is then 0 or 1 (1 where none of its rays faced) whatever the
+// weights, so the verdict's share is the same bits without them.
 // Such a verdict (an element's, element_links.cpp) takes VerdictSamples samples; where its rays disagree and
 // `sides` is given, what each sample saw until then is added to it.
 template <typename Occluded>
@@ -273,7 +275,7 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
       rays[q].emplace(patches[size_t(i)], patches[size_t(j)], uint32_t(i), uint32_t(j), seed, raysPerSample);
     }
   auto add = [&](int32_t q, uint32_t k) {  // ray k of sample q into the packet; false: the rays disagreed
-    if (!rays[q] || !rays[q]->At(k, from[filled], to[filled], weight[filled])) return true;
+    if (!rays[q] || !rays[q]->At(k, from[filled], to[filled], weight[filled], !unanimousOnly)) return true;
     owner[filled++] = q;
     return filled < kPacket || trace();
   };

@@ -46,7 +46,9 @@ struct PairRays {
         mapJ(pj.corners, pj.cornerCount),
         count(rayCount) {}
   // Ray k's ends and weight; false when its points do not face each other (a ray of weight 0, not traced).
-  RAD_HD bool At(uint32_t k, Vec3 &from, Vec3 &to, double &weight) const {
+  // `weighted` false: the weight is left as 1 (a verdict, whose share is 0 or 1 whatever the weights, needs only
+  // which rays face; the kernel's division was the largest line of a verdict's own work).
+  RAD_HD bool At(uint32_t k, Vec3 &from, Vec3 &to, double &weight, bool weighted = true) const {
     double u[4], ji, jj;
     PairSample(set, k, count, u);
     from = mapI.At(u[0], u[1], ji);
@@ -55,7 +57,7 @@ struct PairRays {
     const double r2 = LengthSquared(d);
     const double ci = Dot(pi.normal, d), cj = -Dot(pj.normal, d);
     if (ci <= 0 || cj <= 0 || r2 <= 0) return false;
-    weight = ci * cj / (r2 * r2) * ji * jj;
+    weight = weighted ? ci * cj / (r2 * r2) * ji * jj : 1.0;
     return true;
   }
 };
