@@ -172,10 +172,7 @@ struct Walker {
                                          receiverHi, node.first, node.first + node.count);
         if (!known) {
           const size_t had = sides.size();
-          if (Link(element, e, index, smooth, sides)) {
-            sides.resize(had);
-            continue;
-          }
+          if (Link(element, e, index, smooth, sides)) continue;  // a unanimous verdict records nothing
           if (sides.size() > had) {  // the records above and the verdict's own, together
             for (uint32_t s = pending.begin; s < pending.end; ++s) sides.push_back(sides[s]);
             pending = {index, uint32_t(had), uint32_t(sides.size())};
@@ -190,7 +187,7 @@ struct Walker {
       }
     }
     links[size_t(element)].shrink_to_fit();  // pushed one by one: up to twice their size held otherwise
-    std::vector<SampleSides>().swap(sides);
+    std::vector<SampleSides>().swap(sides);  // the halves hold their own: free this level's before recursing
     tbb::parallel_invoke([&] { Walk(e.left, handed, element); }, [&] { Walk(e.right, handed, element); });
     const PatchTreeNode &left = forest.tree.nodes[size_t(e.left)], &right = forest.tree.nodes[size_t(e.right)];
     if ((left.IsLeaf() && HasRow(left)) || (right.IsLeaf() && HasRow(right)))  // a row starts from it
