@@ -10,6 +10,7 @@
 #include "formfactor/pair.h"
 #include "util/error.h"
 #include "util/mpi_check.h"
+#include "util/memory_budget.h"
 #include "util/progress.h"
 
 namespace rad {
@@ -634,6 +635,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     keptSoFar = (long long)write;
     linksSoFar = (long long)out.links.target.size();
     takeForward();
+    ReturnFreedMemory();  // the block's per-row link arrays and handed entries, freed above
   }
   RAD_CHECK(handedHeld == 0, "ComputeSparseRowsCpu: entries handed to rows that were not computed");
   SparseCounters &s = sparsePerThread.local();

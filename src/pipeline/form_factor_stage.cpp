@@ -655,6 +655,7 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
     elementSmoothLinks_ = elementWalk_->smoothLinkCount;
     elementLinks = HoldElementLinks(elements_, elementWalk_->links, f_.rows, geometry_.patches);
     std::vector<std::vector<ElementLink>>().swap(elementWalk_->links);
+    ReturnFreedMemory();  // the walk's own links, one small array per element
   }
   SparseStreaming streaming;
   streaming.limitBytes = memory_.limitBytes;

@@ -1,6 +1,9 @@
 #include "util/memory_budget.h"
 
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <cctype>
@@ -17,6 +20,12 @@
 #include "util/error.h"
 
 namespace rad {
+
+void ReturnFreedMemory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
 
 unsigned long long ParseMemorySize(const std::string &text, const std::string &option) {
   const auto bad = [&](const std::string &why) { return InputError(option + " '" + text + "': " + why); };
