@@ -9,8 +9,8 @@
 #include "formfactor/far_field.h"
 #include "formfactor/pair.h"
 #include "util/error.h"
-#include "util/mpi_check.h"
 #include "util/memory_budget.h"
+#include "util/mpi_check.h"
 #include "util/progress.h"
 
 namespace rad {
