@@ -1136,6 +1136,20 @@ TEST(SparseOperator, ElementsSeeTheirLinksWholeOnlyWhereEnoughRaysAgree) {
   EXPECT_NEAR(c.nodeLinks.mean + c.patchLinks.mean + c.elementLinks.mean - c.leftOut.mean, c.farBias, 1e-12);
   EXPECT_LE(c.farErrorMean,
             c.nodeLinks.absMean + c.patchLinks.absMean + c.elementLinks.absMean + c.leftOut.absMean + 1e-12);
+  EXPECT_EQ(c.carriedTwice, 0);
+
+  // The check counts what a row carries twice: a checked row given a copy of its first far link carries that
+  // link's patches twice.
+  const size_t r = size_t(OperatorCheckRows(f.n, kChecked).front());
+  ASSERT_LT(f.links.ptr[r], f.links.ptr[r + 1]);
+  const size_t at = size_t(f.links.ptr[r]);
+  const int32_t copied = f.links.target[at];
+  f.links.target.insert(f.links.target.begin() + long(at), copied);
+  f.links.value.insert(f.links.value.begin() + long(at), f.links.value[at]);
+  for (size_t q = r + 1; q < f.links.ptr.size(); ++q) ++f.links.ptr[q];
+  const long long copiedPatches = copied < 0 ? 1 : tree.nodes[size_t(copied)].count;
+  EXPECT_EQ(CheckOperatorRows(MPI_COMM_WORLD, g, embree, FormFactorOptions{}, f, kChecked).carriedTwice,
+            copiedPatches);
 }
 
 TEST(SparseOperator, NoRowReadsAnElementLinkBelowZero) {

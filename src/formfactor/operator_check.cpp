@@ -23,16 +23,31 @@ namespace {
 // left out.
 struct RowParts {
   double part[4] = {0, 0, 0, 0};
+  long long carriedTwice = 0;  // patches carried by two of the row's links, or by a link and a kept entry
 };
-RowParts FarErrorParts(const FarLinks &links, size_t r, const double *row, double notKept) {
+// `times`: n zeros, handed back as zeros.
+RowParts FarErrorParts(const FormFactorRows &f, size_t r, const double *row, double notKept,
+                       std::vector<uint8_t> &times) {
+  const FarLinks &links = f.links;
   RowParts p;
   if (links.Empty()) return p;
   double carriedExactly = 0;  // the exact sum over every link's patches
+  std::vector<int32_t> touched;
+  auto carry = [&](int32_t j) {
+    if (times[size_t(j)]++ == 0) touched.push_back(j);
+  };
+  for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e) carry(f.columns[size_t(e)]);
   auto exactOver = [&](int32_t target) {
-    if (target < 0) return row[-(target + 1)];
+    if (target < 0) {
+      carry(-(target + 1));
+      return row[-(target + 1)];
+    }
     const PatchTreeNode &node = links.tree->nodes[size_t(target)];
     double sum = 0;
-    for (int32_t k = node.first; k < node.first + node.count; ++k) sum += row[links.tree->order[size_t(k)]];
+    for (int32_t k = node.first; k < node.first + node.count; ++k) {
+      sum += row[links.tree->order[size_t(k)]];
+      carry(links.tree->order[size_t(k)]);
+    }
     return sum;
   };
   for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k) {
@@ -52,6 +67,10 @@ RowParts FarErrorParts(const FarLinks &links, size_t r, const double *row, doubl
       }
     }
   p.part[3] = notKept - carriedExactly;
+  for (int32_t j : touched) {
+    p.carriedTwice += times[size_t(j)] > 1;
+    times[size_t(j)] = 0;
+  }
   return p;
 }
 
@@ -80,7 +99,9 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
 
   // Per checked row (indexed by its slot, so that the reduction adds each row's figures to zeros): far error,
   // exact sum not kept, kept entries that differ.
-  std::vector<double> error(k, 0.0), signedError(k, 0.0), notKept(k, 0.0), mismatches(k, 0.0), parts(4 * k, 0.0);
+  std::vector<double> error(k, 0.0), signedError(k, 0.0), notKept(k, 0.0), mismatches(k, 0.0), parts(4 * k, 0.0),
+      carriedTwice(k, 0.0);
+  std::vector<uint8_t> times(size_t(f.n), 0);
   const bool narrow = f.precision == Precision::kFloat;
   for (size_t q = 0; q < mine.size(); ++q) {
     const double *row = exact.data() + q * size_t(f.n);
@@ -98,11 +119,12 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
     notKept[s] = exactSum - keptSum;
     signedError[s] = said - notKept[s];
     error[s] = std::fabs(signedError[s]);
-    const RowParts p = FarErrorParts(f.links, r, row, notKept[s]);
+    const RowParts p = FarErrorParts(f, r, row, notKept[s], times);
+    carriedTwice[s] = double(p.carriedTwice);
     for (size_t t = 0; t < 4; ++t) parts[4 * s + t] = p.part[t];
     mismatches[s] = double(differ);
   }
-  for (std::vector<double> *v : {&error, &signedError, &notKept, &mismatches, &parts})
+  for (std::vector<double> *v : {&error, &signedError, &notKept, &mismatches, &parts, &carriedTwice})
     RAD_MPI(MPI_Allreduce(MPI_IN_PLACE, v->data(), int(v->size()), MPI_DOUBLE, MPI_SUM, comm));
 
   OperatorCheck c;
@@ -110,6 +132,7 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
   OperatorCheck::Part *const part[4] = {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut};  // RowParts' order
   for (size_t s = 0; s < k; ++s) {
     c.keptMismatches += (long long)mismatches[s];
+    c.carriedTwice += (long long)carriedTwice[s];
     c.farErrorMean += error[s];
     c.farBias += signedError[s];
     for (size_t t = 0; t < 4; ++t) {

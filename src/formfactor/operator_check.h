@@ -19,6 +19,9 @@ namespace rad {
 struct OperatorCheck {
   long long rows = 0;            // rows checked, over all ranks
   long long keptMismatches = 0;  // kept entries that are not the dense kernel's (0: they are its bits)
+  // Patches of the checked rows that two of a row's links carry, or a link and a kept entry (0: each entry is
+  // carried once).
+  long long carriedTwice = 0;
   // Per checked row: |what the operator says of the entries it did not keep - their exact sum|.
   double farErrorMean = 0, farErrorMax = 0;
   // The mean of the signed errors (what the operator says less the exact sum): a bias of the far links shows

@@ -937,6 +937,7 @@ void FormFactorJob::WriteFormFactorRows(RadiosityFileWriter &writer) const {
   if (check_.rows > 0) {
     a.numbers["check_rows"] = double(check_.rows);
     a.numbers["check_kept_entries_differing"] = double(check_.keptMismatches);
+    a.numbers["check_entries_carried_twice"] = double(check_.carriedTwice);
     a.numbers["check_not_kept_mean"] = check_.notKeptMean;
     a.numbers["check_far_error_mean"] = check_.farErrorMean;
     a.numbers["check_far_error_max"] = check_.farErrorMax;
@@ -1060,7 +1061,8 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
     std::snprintf(buf, sizeof buf, "%.4g / %.4g / %.4g", sparseSummary_.skyMin, sparseSummary_.skyMean, sparseSummary_.skyMax);
     extra.push_back({"sky view factor min/mean/max", buf});
     if (check_.rows > 0) {
-      std::snprintf(buf, sizeof buf, "%lld rows, kept entries differing %lld", check_.rows, check_.keptMismatches);
+      std::snprintf(buf, sizeof buf, "%lld rows, kept entries differing %lld, entries carried twice %lld", check_.rows,
+                    check_.keptMismatches, check_.carriedTwice);
       extra.push_back({"operator check", buf});
       std::snprintf(buf, sizeof buf, "%.3g / %.3g / %.3g (row %lld)", check_.notKeptMean, check_.farErrorMean,
                     check_.farErrorMax, check_.farErrorMaxRow);
