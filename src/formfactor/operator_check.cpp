@@ -25,7 +25,8 @@ struct RowParts {
   double part[4] = {0, 0, 0, 0};
   long long carriedTwice = 0;  // patches carried by two of the row's links, or by a link and a kept entry
 };
-// `times`: n zeros, handed back as zeros.
+// `times`: n zeros, handed back as zeros; per patch, how often the row carries it, counted up to 2 (a byte that
+// counted on would wrap after 255 and hide a patch carried 256 times).
 RowParts FarErrorParts(const FormFactorRows &f, size_t r, const double *row, double notKept,
                        std::vector<uint8_t> &times) {
   const FarLinks &links = f.links;
@@ -34,7 +35,9 @@ RowParts FarErrorParts(const FormFactorRows &f, size_t r, const double *row, dou
   double carriedExactly = 0;  // the exact sum over every link's patches
   std::vector<int32_t> touched;
   auto carry = [&](int32_t j) {
-    if (times[size_t(j)]++ == 0) touched.push_back(j);
+    uint8_t &t = times[size_t(j)];
+    if (t == 0) touched.push_back(j);
+    if (t < 2) ++t;
   };
   for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e) carry(f.columns[size_t(e)]);
   auto exactOver = [&](int32_t target) {
@@ -98,7 +101,7 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
   if (!mine.empty()) ComputeRowsCpu(g, embree, mine, dense, exact, scratch, counters, false, nullptr);
 
   // Per checked row (indexed by its slot, so that the reduction adds each row's figures to zeros): far error,
-  // exact sum not kept, kept entries that differ.
+  // exact sum not kept, kept entries that differ, patches carried twice.
   std::vector<double> error(k, 0.0), signedError(k, 0.0), notKept(k, 0.0), mismatches(k, 0.0), parts(4 * k, 0.0),
       carriedTwice(k, 0.0);
   std::vector<uint8_t> times(size_t(f.n), 0);
