@@ -229,6 +229,44 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     for (size_t c = 0; c < g.clusters.size(); ++c)
       std::fill_n(clusterOf.begin() + g.clusters[c].first, g.clusters[c].count, int32_t(c));
   }
+  // Per cluster, what its walk told the row at hand (WalkCluster; walked: whether it has been this row), and the
+  // occluders it listed: with shadow rays a pair tests those few instead of walking the BVH (the shaft queries
+  // were a third of a city's hierarchical run). Used alike by a row's own candidates and by the pairs other
+  // ranks ask of it.
+  const bool rays = options.pair.visibility == VisibilityMethod::kRays;
+  struct ClusterState {
+    std::vector<ClusterWalk> walks;
+    std::vector<uint8_t> walked;
+    std::vector<int32_t> ids;
+    std::vector<int32_t> touched;  // the clusters walked for the row at hand
+    // The walk for column columns[k] of row i, whose columns [k, end) are sorted: as the dense operator, one walk
+    // for the run of coplanar patches the column is in, made at its first column, whose shaft need only hold the
+    // cluster's columns from there on (on a city a row pairs with a few patches of a wall, a cluster). None
+    // (walk the BVH per pair) where the scene has no clusters.
+    ClusterWalk For(const GeometryView &view, const FormFactorGeometry &geometry, const std::vector<int32_t> &clusterOf,
+                    int i, const int32_t *columns, long long k, long long end, bool withRays) {
+      if (clusterOf.empty()) return ClusterWalk{};
+      const size_t cluster = size_t(clusterOf[size_t(columns[k])]);
+      if (!walked[cluster]) {
+        long long runEnd = k + 1;
+        while (runEnd < end && size_t(clusterOf[size_t(columns[runEnd])]) == cluster) ++runEnd;
+        const ConvexPolygon region =
+            RegionOfPatches(geometry.clusters[cluster], geometry.patches, columns + k, runEnd - k);
+        walks[cluster] = WalkCluster(view, geometry.patches[size_t(i)], geometry.clusters[cluster], withRays, ids, &region);
+        walked[cluster] = 1;
+        touched.push_back(int32_t(cluster));
+      }
+      return walks[cluster];
+    }
+    void NextRow() {  // the next row starts afresh
+      for (int32_t cluster : touched) walked[size_t(cluster)] = 0;
+      touched.clear();
+      ids.clear();
+    }
+  };
+  tbb::enumerable_thread_specific<ClusterState> clusterPerThread(ClusterState{
+      std::vector<ClusterWalk>(g.clusters.size()), std::vector<uint8_t>(g.clusters.size(), 0), {}, {}});
+
   // One pair from row i's side: F_ij and F_ji with the dense operator's bits, and whether the pair is kept.
   struct Evaluated {
     PairResult pair;
@@ -299,18 +337,44 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     RAD_MPI(MPI_Alltoallv(asked.data(), sendCounts.data(), sendAt.data(), MPI_INT32_T, incoming.data(),
                           recvCounts.data(), recvAt.data(), MPI_INT32_T, owners->comm));
     std::vector<int32_t>().swap(asked);
-    // Evaluate what was asked of this rank: (j here, i there), from row j's side.
+    // Evaluate what was asked of this rank: (j here, i there), from row j's side, row j by row j with its columns
+    // i sorted, so that the pairs take their clusters' occluder walks as a row's own candidates do. Evaluated
+    // pair by pair, each walking the BVH for its occluders, they took the larger part of a 2-rank run's exact
+    // entries (N = 24272: the exchange 11.1 s against 6.2 s of form factors).
     const size_t requests = incoming.size() / 2;
     std::vector<double> answer(requests);
     std::vector<uint8_t> answerKept(requests);
-    tbb::parallel_for(size_t(0), requests, [&](size_t m) {
-      const int j = incoming[2 * m], i = incoming[2 * m + 1];
+    std::vector<size_t> byRow(requests);  // the requests by (row j, column i)
+    for (size_t m = 0; m < requests; ++m) byRow[m] = m;
+    std::sort(byRow.begin(), byRow.end(), [&](size_t a, size_t b) {
+      return std::make_pair(incoming[2 * a], incoming[2 * a + 1]) < std::make_pair(incoming[2 * b], incoming[2 * b + 1]);
+    });
+    std::vector<size_t> rowStart;  // where each asked row's requests start in byRow, and the end
+    for (size_t q = 0; q < requests; ++q)
+      if (q == 0 || incoming[2 * byRow[q]] != incoming[2 * byRow[q - 1]]) rowStart.push_back(q);
+    rowStart.push_back(requests);
+    tbb::parallel_for(size_t(0), rowStart.size() - 1, [&](size_t a) {
       FormFactorCounters &c = perThread.local();
-      const Evaluated e = evaluate(ViewOf(g), j, i, false, NearbyOccluders{}, c, sparsePerThread.local());
-      c.AddReverse(e.pair);
-      answer[m] = e.reverse;
-      answerKept[m] = e.kept;
-      forward.local().push_back({localRow[size_t(j)], {e.value, i, e.kept}});
+      SparseCounters &s = sparsePerThread.local();
+      ClusterState &state = clusterPerThread.local();
+      const GeometryView view = ViewOf(g);
+      const size_t begin = rowStart[a], end = rowStart[a + 1];
+      const int j = incoming[2 * byRow[begin]];
+      std::vector<int32_t> asked(end - begin);
+      for (size_t q = begin; q < end; ++q) asked[q - begin] = incoming[2 * byRow[q] + 1];
+      for (size_t q = begin; q < end; ++q) {
+        const size_t m = byRow[q];
+        const int i = asked[q - begin];
+        const ClusterWalk walk =
+            state.For(view, g, clusterOf, j, asked.data(), (long long)(q - begin), (long long)asked.size(), rays);
+        const Evaluated e = evaluate(view, j, i, walk.clear, walk.Nearby(state.ids), c, s);
+        c.AddReverse(e.pair);  // row i's entry, counted here as a row's own reverse entries are
+        if (e.pair.needsRays) ++c.pairsRayTraced;
+        answer[m] = e.reverse;
+        answerKept[m] = e.kept;
+        forward.local().push_back({localRow[size_t(j)], {e.value, i, e.kept}});
+      }
+      state.NextRow();
     });
     takeForward();
     // Send the answers back (one per pair asked, in the order asked).
@@ -402,17 +466,6 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     std::vector<float> values;
   };
   tbb::enumerable_thread_specific<LinkScratch> linkScratch;
-  // Per cluster, what its walk told the row at hand (WalkCluster; walked: whether it has been this row), and the
-  // occluders it listed: with shadow rays a pair tests those few instead of walking the BVH (the shaft queries
-  // were a third of a city's hierarchical run).
-  const bool rays = options.pair.visibility == VisibilityMethod::kRays;
-  struct ClusterState {
-    std::vector<ClusterWalk> walks;
-    std::vector<uint8_t> walked;
-    std::vector<int32_t> ids;
-  };
-  tbb::enumerable_thread_specific<ClusterState> clusterPerThread(ClusterState{
-      std::vector<ClusterWalk>(g.clusters.size()), std::vector<uint8_t>(g.clusters.size(), 0), {}});
   Progress progress("form factors (sparse)", (long long)local, showProgress);
   const std::vector<size_t> blocks = SparseRowBlocks(candidateCounts, streaming.blockCandidates, streaming.linkBounds);
 
@@ -537,7 +590,6 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         SparseCounters &s = sparsePerThread.local();
         ClusterState &state = clusterPerThread.local();
         std::vector<ForwardEntry> &later = forward.local();
-        std::vector<int32_t> walked;
         const GeometryView view = ViewOf(g);
         for (size_t r = range.begin(); r != range.end(); ++r) {
           const int i = int(out.rows[r]);
@@ -564,22 +616,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             const bool inBlock = rj >= 0 && size_t(rj) >= first && size_t(rj) < last;
             const long long mirror = inBlock ? slotOf(j, i) : -1;
             if (mirror >= 0 && !ComputesPair(i, j)) continue;  // row j's evaluation writes this slot
-            ClusterWalk walkOfJ;
-            if (!clusterOf.empty()) {  // as the dense operator: one walk for the run of coplanar patches j is in
-              const size_t cluster = size_t(clusterOf[size_t(j)]);
-              if (!state.walked[cluster]) {
-                // The row's candidates are sorted, so the cluster's from here on follow j: the walk's shaft
-                // need only hold them (on a city a row pairs with a few patches of a wall, a cluster).
-                long long end = k + 1;
-                while (end < start[br + 1] && size_t(clusterOf[size_t(columns[size_t(end)])]) == cluster) ++end;
-                const ConvexPolygon region = RegionOfPatches(g.clusters[cluster], g.patches, columns + k, end - k);
-                state.walks[cluster] =
-                    WalkCluster(view, g.patches[size_t(i)], g.clusters[cluster], rays, state.ids, &region);
-                state.walked[cluster] = 1;
-                walked.push_back(int32_t(cluster));
-              }
-              walkOfJ = state.walks[cluster];
-            }
+            const ClusterWalk walkOfJ = state.For(view, g, clusterOf, i, columns, k, start[br + 1], rays);
             const Evaluated e = evaluate(view, i, j, walkOfJ.clear, walkOfJ.Nearby(state.ids), c, s);
             values[size_t(k)] = e.value;
             setKept(k, e.kept);
@@ -594,9 +631,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
               if (e.reverse != 0 || e.kept) later.push_back({rj, {e.reverse, int32_t(i), e.kept}});
             }
           }
-          for (int32_t cluster : walked) state.walked[size_t(cluster)] = 0;  // the next row starts afresh
-          walked.clear();
-          state.ids.clear();
+          state.NextRow();
           progress.Advance();
         }
       });
