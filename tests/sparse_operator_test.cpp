@@ -1138,6 +1138,26 @@ TEST(SparseOperator, ElementsSeeTheirLinksWholeOnlyWhereEnoughRaysAgree) {
             c.nodeLinks.absMean + c.patchLinks.absMean + c.elementLinks.absMean + c.leftOut.absMean + 1e-12);
   EXPECT_EQ(c.carriedTwice, 0);
 
+  // What is left out, by where: without the elements' walk every row is taken to start at the root, so all of it
+  // is the rows' own. With it, the part below each row's start (its own links measured hidden) and the part the
+  // elements above found hidden whole are each a sum of exact entries (>= 0 in every row), add up to it, and
+  // both show on this city's streets.
+  EXPECT_NEAR(c.leftOutByRows.mean, c.leftOut.mean, 1e-12);
+  EXPECT_NEAR(c.leftOutByElements.absMean, 0, 1e-12);
+  FormFactorCounters walkCounters;
+  const ElementForest forest = BuildElementForest(g.patches);
+  const ElementWalk walk = WalkElements(g.patches, embree, tree, forest, f.rows, kTolerance, FormFactorOptions{}.seed,
+                                        walkCounters, false, 0.1);  // WideElementRows's
+  const OperatorCheck split = CheckOperatorRows(MPI_COMM_WORLD, g, embree, FormFactorOptions{}, f, kChecked, &walk);
+  EXPECT_NEAR(split.leftOut.mean, c.leftOut.mean, 1e-15);
+  EXPECT_NEAR(split.leftOutByRows.mean + split.leftOutByElements.mean, split.leftOut.mean, 1e-12);
+  EXPECT_NEAR(split.leftOutByRows.mean, split.leftOutByRows.absMean, 1e-12);
+  EXPECT_NEAR(split.leftOutByElements.mean, split.leftOutByElements.absMean, 1e-12);
+  EXPECT_GT(split.leftOutByRows.mean, 0);
+  EXPECT_GT(split.leftOutByElements.mean, 0);
+  std::printf("left out per checked row %.3g: below the rows' starts %.3g, found hidden by elements %.3g\n",
+              split.leftOut.mean, split.leftOutByRows.mean, split.leftOutByElements.mean);
+
   // The check counts what a row carries twice: a checked row given a copy of its first far link carries that
   // link's patches twice.
   const size_t r = size_t(OperatorCheckRows(f.n, kChecked).front());

@@ -1,5 +1,6 @@
 #include "formfactor/operator_check.h"
 
+#include "formfactor/element_links.h"
 #include "formfactor/patch_tree.h"
 
 #include <algorithm>
@@ -20,15 +21,17 @@ std::vector<long long> OperatorCheckRows(long long n, long long count) {
 namespace {
 
 // The far error of row r by its parts (OperatorCheck::Part), from its exact row: nodes, patches, elements,
-// left out.
+// left out, and of what is left out, the part inside the subtrees the row's own walk started from.
+constexpr size_t kParts = 5;
 struct RowParts {
-  double part[4] = {0, 0, 0, 0};
+  double part[kParts] = {0, 0, 0, 0, 0};
   long long carriedTwice = 0;  // patches carried by two of the row's links, or by a link and a kept entry
 };
 // `times`: n zeros, handed back as zeros; per patch, how often the row carries it, counted up to 2 (a byte that
 // counted on would wrap after 255 and hide a patch carried 256 times).
+// `starts`: the nodes the row's own walk started from (the root where no element handed it any).
 RowParts FarErrorParts(const FormFactorRows &f, size_t r, const double *row, double notKept,
-                       std::vector<uint8_t> &times) {
+                       const std::vector<int32_t> &starts, std::vector<uint8_t> &times) {
   const FarLinks &links = f.links;
   RowParts p;
   if (links.Empty()) return p;
@@ -70,6 +73,15 @@ RowParts FarErrorParts(const FormFactorRows &f, size_t r, const double *row, dou
       }
     }
   p.part[3] = notKept - carriedExactly;
+  // What no link carries below the row's start: nodes and patches of its own walk measured hidden or estimated
+  // 0 (not stored). The rest of what is left out is what the elements above the row found hidden whole.
+  for (int32_t start : starts) {
+    const PatchTreeNode &node = links.tree->nodes[size_t(start)];
+    for (int32_t k = node.first; k < node.first + node.count; ++k) {
+      const int32_t j = links.tree->order[size_t(k)];
+      if (times[size_t(j)] == 0) p.part[4] += row[j];
+    }
+  }
   for (int32_t j : touched) {
     p.carriedTwice += times[size_t(j)] > 1;
     times[size_t(j)] = 0;
@@ -80,7 +92,8 @@ RowParts FarErrorParts(const FormFactorRows &f, size_t r, const double *row, dou
 }  // namespace
 
 OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, const EmbreeScene &embree,
-                                const FormFactorOptions &options, const FormFactorRows &f, long long count) {
+                                const FormFactorOptions &options, const FormFactorRows &f, long long count,
+                                const ElementWalk *walk) {
   RAD_CHECK(f.IsCsr(), "CheckOperatorRows: the rows are not CSR");
   const std::vector<long long> checked = OperatorCheckRows(f.n, count);
   const size_t k = checked.size();
@@ -102,8 +115,9 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
 
   // Per checked row (indexed by its slot, so that the reduction adds each row's figures to zeros): far error,
   // exact sum not kept, kept entries that differ, patches carried twice.
-  std::vector<double> error(k, 0.0), signedError(k, 0.0), notKept(k, 0.0), mismatches(k, 0.0), parts(4 * k, 0.0),
-      carriedTwice(k, 0.0);
+  std::vector<double> error(k, 0.0), signedError(k, 0.0), notKept(k, 0.0), mismatches(k, 0.0),
+      parts(kParts * k, 0.0), carriedTwice(k, 0.0);
+  std::vector<int32_t> starts;
   std::vector<uint8_t> times(size_t(f.n), 0);
   const bool narrow = f.precision == Precision::kFloat;
   for (size_t q = 0; q < mine.size(); ++q) {
@@ -122,9 +136,11 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
     notKept[s] = exactSum - keptSum;
     signedError[s] = said - notKept[s];
     error[s] = std::fabs(signedError[s]);
-    const RowParts p = FarErrorParts(f, r, row, notKept[s], times);
+    if (walk != nullptr) walk->Start(r, starts);
+    else starts.assign(1, 0);
+    const RowParts p = FarErrorParts(f, r, row, notKept[s], starts, times);
     carriedTwice[s] = double(p.carriedTwice);
-    for (size_t t = 0; t < 4; ++t) parts[4 * s + t] = p.part[t];
+    for (size_t t = 0; t < kParts; ++t) parts[kParts * s + t] = p.part[t];
     mismatches[s] = double(differ);
   }
   for (std::vector<double> *v : {&error, &signedError, &notKept, &mismatches, &parts, &carriedTwice})
@@ -132,16 +148,20 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
 
   OperatorCheck c;
   c.rows = (long long)k;
-  OperatorCheck::Part *const part[4] = {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut};  // RowParts' order
+  OperatorCheck::Part *const part[kParts] = {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut,
+                                             &c.leftOutByRows};  // RowParts' order
   for (size_t s = 0; s < k; ++s) {
     c.keptMismatches += (long long)mismatches[s];
     c.carriedTwice += (long long)carriedTwice[s];
     c.farErrorMean += error[s];
     c.farBias += signedError[s];
-    for (size_t t = 0; t < 4; ++t) {
-      part[t]->mean += parts[4 * s + t];
-      part[t]->absMean += std::fabs(parts[4 * s + t]);
+    for (size_t t = 0; t < kParts; ++t) {
+      part[t]->mean += parts[kParts * s + t];
+      part[t]->absMean += std::fabs(parts[kParts * s + t]);
     }
+    const double byElements = parts[kParts * s + 3] - parts[kParts * s + 4];
+    c.leftOutByElements.mean += byElements;
+    c.leftOutByElements.absMean += std::fabs(byElements);
     c.notKeptMean += notKept[s];
     if (error[s] > c.farErrorMax || c.farErrorMaxRow < 0) {
       c.farErrorMax = error[s];
@@ -151,7 +171,8 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
   if (k > 0) {
     c.farErrorMean /= double(k);
     c.farBias /= double(k);
-    for (OperatorCheck::Part *each : part) {
+    for (OperatorCheck::Part *each : {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut, &c.leftOutByRows,
+                                      &c.leftOutByElements}) {
       each->mean /= double(k);
       each->absMean /= double(k);
     }

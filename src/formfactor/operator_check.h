@@ -16,6 +16,8 @@
 
 namespace rad {
 
+struct ElementWalk;
+
 struct OperatorCheck {
   long long rows = 0;            // rows checked, over all ranks
   long long keptMismatches = 0;  // kept entries that are not the dense kernel's (0: they are its bits)
@@ -38,14 +40,20 @@ struct OperatorCheck {
     double mean = 0, absMean = 0;
   };
   Part nodeLinks, patchLinks, elementLinks, leftOut;
+  // What is left out, by where: below the nodes the row's own walk started from (its own links measured hidden
+  // or estimated 0: not stored), and elsewhere (nodes an element above the row found hidden whole, so that no
+  // row below it walks them). They add up to leftOut.
+  Part leftOutByRows, leftOutByElements;
 };
 
 // The rows checked for `count` rows of n: the middles of `count` equal slices of [0, n), fewer when n is small.
 std::vector<long long> OperatorCheckRows(long long n, long long count);
 
 // Collective over `comm`: each rank computes the checked rows it holds (f's rows: CSR, with or without far
-// links), and the figures are reduced in row order, so they do not depend on the number of ranks.
+// links), and the figures are reduced in row order, so they do not depend on the number of ranks. `walk`: where
+// the rows' own walks started (the elements', made for f's rows), for leftOutByRows; null: the tree's root.
 OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, const EmbreeScene &embree,
-                                const FormFactorOptions &options, const FormFactorRows &f, long long count);
+                                const FormFactorOptions &options, const FormFactorRows &f, long long count,
+                                const ElementWalk *walk = nullptr);
 
 }  // namespace rad

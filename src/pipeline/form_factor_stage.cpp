@@ -700,15 +700,15 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
   }
   if (Hierarchical()) {
     f_.links.elements = std::move(elementLinks);
-    elementWalk_.reset();  // where the rows' walks started: done with
     f_.links.tree = tree_;
     f_.links.area.resize(geometry_.patches.size());
     for (size_t j = 0; j < geometry_.patches.size(); ++j) f_.links.area[j] = geometry_.patches[j].area;
   }
   if (o_.checkRows > 0) {
     ScopedPhase phase(exec_.Timers(), "operator check");
-    check_ = CheckOperatorRows(MPI_COMM_WORLD, geometry_, *embree, ff, f_, o_.checkRows);
+    check_ = CheckOperatorRows(MPI_COMM_WORLD, geometry_, *embree, ff, f_, o_.checkRows, elementWalk_.get());
   }
+  elementWalk_.reset();  // where the rows' walks started: done with
   double held[4] = {f_.StoredBytes(), f_.links.StoredBytes(), f_.links.elements.StoredBytes(),
                     mine.handedPeakBytes};
   MPI_Allreduce(held, rowsMemory_, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -946,7 +946,8 @@ void FormFactorJob::WriteFormFactorRows(RadiosityFileWriter &writer) const {
     if (Hierarchical()) {
       const std::pair<const char *, const OperatorCheck::Part *> parts[] = {
           {"node_links", &check_.nodeLinks}, {"patch_links", &check_.patchLinks},
-          {"element_links", &check_.elementLinks}, {"left_out", &check_.leftOut}};
+          {"element_links", &check_.elementLinks}, {"left_out", &check_.leftOut},
+          {"left_out_by_rows", &check_.leftOutByRows}, {"left_out_by_elements", &check_.leftOutByElements}};
       for (const auto &[name, part] : parts) {
         a.numbers[std::string("check_far_") + name + "_mean"] = part->mean;
         a.numbers[std::string("check_far_") + name + "_abs_mean"] = part->absMean;
@@ -1077,6 +1078,10 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
                       c.nodeLinks.absMean, c.nodeLinks.mean, c.patchLinks.absMean, c.patchLinks.mean,
                       c.elementLinks.absMean, c.elementLinks.mean, c.leftOut.absMean, c.leftOut.mean);
         extra.push_back({"far-link error by part, mean |row| (signed)", line});
+        std::snprintf(line, sizeof line, "rows' walks %.2g (%.2g), elements' verdicts %.2g (%.2g)",
+                      c.leftOutByRows.absMean, c.leftOutByRows.mean, c.leftOutByElements.absMean,
+                      c.leftOutByElements.mean);
+        extra.push_back({"left out by where, mean |row| (signed)", line});
       }
     }
   }
