@@ -1016,7 +1016,7 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   double rays = double(counters_.rays), allRays = 0, visibility = timers_.Get("visibility rays"), slowest = 0;
   MPI_Allreduce(&rays, &allRays, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&visibility, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  char buf[64];
+  char buf[128];  // the longest line: the operator check's counts (3 x 20 digits and 56 characters)
   // The sparse operators trace theirs inside the walks and the entries' phase, with no phase of their own.
   if (slowest > 0) std::snprintf(buf, sizeof buf, "%.4g", allRays / slowest);
   else std::snprintf(buf, sizeof buf, "%s", allRays > 0 ? "- (no phase of their own)" : "-");
