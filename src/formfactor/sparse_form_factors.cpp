@@ -344,9 +344,10 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     const size_t requests = incoming.size() / 2;
     std::vector<double> answer(requests);
     std::vector<uint8_t> answerKept(requests);
-    std::vector<size_t> byRow(requests);  // the requests by (row j, column i)
-    for (size_t m = 0; m < requests; ++m) byRow[m] = m;
-    std::sort(byRow.begin(), byRow.end(), [&](size_t a, size_t b) {
+    // The requests by (row j, column i); 32 bits hold their places, as MPI's int offsets above hold 2 per request.
+    std::vector<uint32_t> byRow(requests);
+    for (size_t m = 0; m < requests; ++m) byRow[m] = uint32_t(m);
+    std::sort(byRow.begin(), byRow.end(), [&](uint32_t a, uint32_t b) {
       return std::make_pair(incoming[2 * a], incoming[2 * a + 1]) < std::make_pair(incoming[2 * b], incoming[2 * b + 1]);
     });
     std::vector<size_t> rowStart;  // where each asked row's requests start in byRow, and the end
