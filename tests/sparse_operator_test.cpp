@@ -121,9 +121,9 @@ FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree
 // (kReceiverOpening): on the small scenes of the tests of the elements' own maths (their curvature, their
 // verdicts, their links held once), the default leaves too few elements far enough from any node for those to
 // show. Every row from `firstRow` on, in float64.
+constexpr double kWideOpening = 0.1;
 FormFactorRows WideElementRows(const FormFactorGeometry &g, const EmbreeScene &embree, double dropBelow,
                                SparseCounters &sparse, long long firstRow = 0) {
-  constexpr double kWideOpening = 0.1;
   return SparseRows(g, embree, FormFactorOptions{}, dropBelow, sparse, Precision::kDouble, true, true, firstRow, 0,
                     nullptr, false, kWideOpening);
 }
@@ -1147,7 +1147,7 @@ TEST(SparseOperator, ElementsSeeTheirLinksWholeOnlyWhereEnoughRaysAgree) {
   FormFactorCounters walkCounters;
   const ElementForest forest = BuildElementForest(g.patches);
   const ElementWalk walk = WalkElements(g.patches, embree, tree, forest, f.rows, kTolerance, FormFactorOptions{}.seed,
-                                        walkCounters, false, 0.1);  // WideElementRows's
+                                        walkCounters, false, kWideOpening);
   const OperatorCheck split = CheckOperatorRows(MPI_COMM_WORLD, g, embree, FormFactorOptions{}, f, kChecked, &walk);
   EXPECT_NEAR(split.leftOut.mean, c.leftOut.mean, 1e-15);
   EXPECT_NEAR(split.leftOutByRows.mean + split.leftOutByElements.mean, split.leftOut.mean, 1e-12);

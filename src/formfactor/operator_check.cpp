@@ -21,10 +21,10 @@ std::vector<long long> OperatorCheckRows(long long n, long long count) {
 namespace {
 
 // The far error of row r by its parts (OperatorCheck::Part), from its exact row: nodes, patches, elements,
-// left out, and of what is left out, the part inside the subtrees the row's own walk started from.
-constexpr size_t kParts = 5;
+// left out, and what is left out split: inside the subtrees the row's own walk started from, and elsewhere.
+constexpr size_t kParts = 6;
 struct RowParts {
-  double part[kParts] = {0, 0, 0, 0, 0};
+  double part[kParts] = {0, 0, 0, 0, 0, 0};
   long long carriedTwice = 0;  // patches carried by two of the row's links, or by a link and a kept entry
 };
 // `times`: n zeros, handed back as zeros; per patch, how often the row carries it, counted up to 2 (a byte that
@@ -82,6 +82,7 @@ RowParts FarErrorParts(const FormFactorRows &f, size_t r, const double *row, dou
       if (times[size_t(j)] == 0) p.part[4] += row[j];
     }
   }
+  p.part[5] = p.part[3] - p.part[4];
   for (int32_t j : touched) {
     p.carriedTwice += times[size_t(j)] > 1;
     times[size_t(j)] = 0;
@@ -148,8 +149,8 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
 
   OperatorCheck c;
   c.rows = (long long)k;
-  OperatorCheck::Part *const part[kParts] = {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut,
-                                             &c.leftOutByRows};  // RowParts' order
+  OperatorCheck::Part *const part[kParts] = {&c.nodeLinks, &c.patchLinks,    &c.elementLinks,
+                                             &c.leftOut,   &c.leftOutByRows, &c.leftOutByElements};  // RowParts' order
   for (size_t s = 0; s < k; ++s) {
     c.keptMismatches += (long long)mismatches[s];
     c.carriedTwice += (long long)carriedTwice[s];
@@ -159,9 +160,6 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
       part[t]->mean += parts[kParts * s + t];
       part[t]->absMean += std::fabs(parts[kParts * s + t]);
     }
-    const double byElements = parts[kParts * s + 3] - parts[kParts * s + 4];
-    c.leftOutByElements.mean += byElements;
-    c.leftOutByElements.absMean += std::fabs(byElements);
     c.notKeptMean += notKept[s];
     if (error[s] > c.farErrorMax || c.farErrorMaxRow < 0) {
       c.farErrorMax = error[s];
@@ -171,8 +169,7 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
   if (k > 0) {
     c.farErrorMean /= double(k);
     c.farBias /= double(k);
-    for (OperatorCheck::Part *each : {&c.nodeLinks, &c.patchLinks, &c.elementLinks, &c.leftOut, &c.leftOutByRows,
-                                      &c.leftOutByElements}) {
+    for (OperatorCheck::Part *each : part) {
       each->mean /= double(k);
       each->absMean /= double(k);
     }

@@ -267,6 +267,12 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   tbb::enumerable_thread_specific<ClusterState> clusterPerThread(ClusterState{
       std::vector<ClusterWalk>(g.clusters.size()), std::vector<uint8_t>(g.clusters.size(), 0), {}, {}});
 
+  // Row j's entry of a pair evaluated from row i's side, counted where it is evaluated: its counts, and its
+  // rays (the visible fraction multiplies both entries).
+  auto countReverse = [](FormFactorCounters &c, const PairResult &pair) {
+    c.AddReverse(pair);
+    if (pair.needsRays) ++c.pairsRayTraced;
+  };
   // One pair from row i's side: F_ij and F_ji with the dense operator's bits, and whether the pair is kept.
   struct Evaluated {
     PairResult pair;
@@ -369,8 +375,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         const ClusterWalk walk =
             state.For(view, g, clusterOf, j, asked.data(), (long long)(q - begin), (long long)asked.size(), rays);
         const Evaluated e = evaluate(view, j, i, walk.clear, walk.Nearby(state.ids), c, s);
-        c.AddReverse(e.pair);  // row i's entry, counted here as a row's own reverse entries are
-        if (e.pair.needsRays) ++c.pairsRayTraced;
+        countReverse(c, e.pair);  // row i's
         answer[m] = e.reverse;
         answerKept[m] = e.kept;
         forward.local().push_back({localRow[size_t(j)], {e.value, i, e.kept}});
@@ -622,13 +627,11 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             values[size_t(k)] = e.value;
             setKept(k, e.kept);
             if (mirror >= 0) {
-              c.AddReverse(e.pair);
-              if (e.pair.needsRays) ++c.pairsRayTraced;
+              countReverse(c, e.pair);
               values[size_t(mirror)] = e.reverse;
               setKept(mirror, e.kept);
             } else if (rj >= 0 && size_t(rj) >= last && listedBy(rj, i)) {  // row j's entry, counted here
-              c.AddReverse(e.pair);
-              if (e.pair.needsRays) ++c.pairsRayTraced;
+              countReverse(c, e.pair);
               if (e.reverse != 0 || e.kept) later.push_back({rj, {e.reverse, int32_t(i), e.kept}});
             }
           }
