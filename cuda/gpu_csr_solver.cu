@@ -160,7 +160,7 @@ double FarFieldBytes(const FarLinks &l, long long m) {
   const double nodes = double(l.tree->nodes.size());
   return nodes * (4 + 4 + 8 + 3 * 8) + double(l.tree->order.size()) * 4 + double(l.area.size()) * 8 +
          double(l.ptr.size()) * 8 + double(l.target.size()) * (4 + 4) +
-         double(e.ptr.size()) * 8 + double(e.target.size()) * (4 + 4 + 8 + 12) + double(e.rowPtr.size()) * 8 +
+         double(e.ptr.size()) * 8 + double(e.target.size()) * (4 + 4 + 2 * kElementLinkShape) + double(e.rowPtr.size()) * 8 +
          double(e.rowElement.size()) * (4 + 16) + double(e.element.size()) * kGatheredPerElement * 8 + double(m) * 3 * 8;
 }
 
@@ -262,6 +262,7 @@ class DeviceCsrSystem {
     if constexpr (std::is_same_v<V, double>) return UploadTo(doubles_, host);
     else if constexpr (std::is_same_v<V, float>) return UploadTo(floats_, host);
     else if constexpr (std::is_same_v<V, long long>) return UploadTo(longs_, host);
+    else if constexpr (std::is_same_v<V, uint16_t>) return UploadTo(halves_, host);
     else return UploadTo(ints_, host);
   }
 
@@ -290,6 +291,7 @@ class DeviceCsrSystem {
   std::vector<std::unique_ptr<DeviceBuffer<float>>> floats_;
   std::vector<std::unique_ptr<DeviceBuffer<long long>>> longs_;
   std::vector<std::unique_ptr<DeviceBuffer<int32_t>>> ints_;
+  std::vector<std::unique_ptr<DeviceBuffer<uint16_t>>> halves_;
   std::vector<std::unique_ptr<DeviceBuffer<T>>> values_;
   CsrRowsView<T> f_{};
   const int32_t *localOf_ = nullptr;

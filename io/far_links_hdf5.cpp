@@ -31,8 +31,10 @@ void WriteElementLinks(MPI_Comm comm, hid_t group, const FormFactorRows &f) {
     for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {
       target.push_back(e.target[size_t(k)]);
       value.push_back(e.value[size_t(k)]);
-      for (int a = 0; a < 2; ++a) gradient.push_back(e.gradient[2 * size_t(k) + size_t(a)]);
-      for (int a = 0; a < 3; ++a) curvature.push_back(e.curvature[3 * size_t(k) + size_t(a)]);
+      double g[2], h[3];
+      ElementLinkTermsOf(e, m, k, g, h);
+      gradient.insert(gradient.end(), g, g + 2);
+      curvature.insert(curvature.end(), h, h + 3);
     }
   }
   RAD_MPI(MPI_Allreduce(MPI_IN_PLACE, count.data(), int(elements), MPI_LONG_LONG, MPI_SUM, comm));
@@ -145,8 +147,8 @@ std::string ReadElementLinks(hid_t file, const std::string &path, const std::vec
   read(gradientName, ptrGradient, gradient.data(), H5T_NATIVE_DOUBLE);
   if (!linear) read("/formfactors/element_link_curvature", ptr3, curvature.data(), H5T_NATIVE_DOUBLE);
   std::vector<std::vector<ElementLink>> perElement(static_cast<size_t>(elements));
-  // Held in float (ElementLink): a value float cannot hold is refused, as one that is not finite.
-  auto fits = [](double v) { return std::isfinite(v) && std::isfinite(float(v)); };
+  // Held as ElementLink: a value float cannot hold, or a shape binary16 cannot, is refused, as one that is not
+  // finite.
   size_t k = 0;
   for (long long e : held) {
     Vec3 u, v;
@@ -159,15 +161,14 @@ std::string ReadElementLinks(hid_t file, const std::string &path, const std::vec
         along[0] = Dot(slope, u);
         along[1] = Dot(slope, v);
       }
-      bool finite = fits(value[k]) && fits(along[0]) && fits(along[1]);
-      for (int a = 0; a < 3; ++a) finite = finite && fits(h[a]);
-      if (target[k] < 0 || target[k] >= treeNodes || !finite)
+      ElementLink link;
+      const bool holds = MakeElementLink(target[k], value[k], along, h, ElementScale(*forest, int32_t(e)), link);
+      if (target[k] < 0 || target[k] >= treeNodes || !holds)
         return "/formfactors/element_link_*: link " + std::to_string(c) + " (element " + std::to_string(e) +
-               ") names node " + std::to_string(target[k]) + " with value " + std::to_string(value[k]);
-      perElement[size_t(e)].push_back({target[k],
-                                       float(value[k]),
-                                       {float(along[0]), float(along[1])},
-                                       {float(h[0]), float(h[1]), float(h[2])}});
+               ") names node " + std::to_string(target[k]) + " with value " + std::to_string(value[k]) +
+               " (a node of the tree, a finite value, and a gradient and curvature within 65504 times the value " +
+               "per the element's radius and its square, are what a link holds)";
+      perElement[size_t(e)].push_back(link);
     }
   }
   f.links.elements = HoldElementLinks(forest, perElement, f.rows, patches);

@@ -116,9 +116,11 @@ void AddFarLinks(const SparseSystem &s, FormFactorRows &f) {
     for (uint32_t k = 0; k < 3; ++k) {
       e.target.push_back(int32_t(Unit(uint32_t(q), k, 8) * nodes));
       e.value.push_back(float(0.01 * Unit(uint32_t(q), k, 9)));
-      for (uint32_t a = 0; a < 2; ++a) e.gradient.push_back(float(0.004 * (Unit(uint32_t(q), k + 8 * a, 10) - 0.5)));
-      for (uint32_t a = 0; a < 3; ++a)
-        e.curvature.push_back(float(0.002 * (Unit(uint32_t(q), k + 8 * a, 12) - 0.5)));
+      for (uint32_t a = 0; a < uint32_t(kElementLinkShape); ++a) {  // the link's shape: any binary16 of [-0.5, 0.5)
+        uint16_t half = 0;
+        ASSERT_TRUE(DoubleToHalfBits(Unit(uint32_t(q), k + 8 * a, 10) - 0.5, half));
+        e.shape.push_back(half);
+      }
     }
     e.ptr.push_back((long long)e.target.size());
   }
@@ -162,7 +164,9 @@ double FarFieldByDefinition(const FormFactorRows &f, size_t r, const std::vector
     const size_t m = size_t(e.rowElement[size_t(q)]);
     const double *d = &e.rowOffset[2 * size_t(q)];
     for (long long k = e.ptr[m]; k < e.ptr[m + 1]; ++k) {
-      const float *g = &e.gradient[2 * size_t(k)], *h = &e.curvature[3 * size_t(k)];
+      double g[2], h[3];  // its gradient and curvature, from its shape: value times shape
+      for (int a = 0; a < 2; ++a) g[a] = e.value[size_t(k)] * HalfBitsToDouble(e.shape[5 * size_t(k) + size_t(a)]);
+      for (int a = 0; a < 3; ++a) h[a] = e.value[size_t(k)] * HalfBitsToDouble(e.shape[5 * size_t(k) + 2 + size_t(a)]);
       const double matrix[2][2] = {{h[0], h[1]}, {h[1], h[2]}};
       double read = e.value[size_t(k)];
       for (int a = 0; a < 2; ++a) {

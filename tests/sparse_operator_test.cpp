@@ -843,7 +843,9 @@ TEST(SparseOperator, AnEmptyClosedRoomsRowsSumToOneWithTheElementsCurvature) {
   const FormFactorRows f = WideElementRows(g, embree, kTolerance, counters);
   ASSERT_GT(counters.elementLinks, 0);
   FormFactorRows linear = f;
-  std::fill(linear.links.elements.curvature.begin(), linear.links.elements.curvature.end(), 0.0f);
+  std::vector<uint16_t> &shape = linear.links.elements.shape;  // 5 a link: gradient u, v; curvature uu, uv, vv
+  for (size_t k = 0; k < shape.size(); ++k)
+    if (k % kElementLinkShape >= 2) shape[k] = 0;
   const size_t n = f.RowCount();
   auto sumOfErrors = [n](const FormFactorRows &rows, double &worst) {  // of |row sum - 1|, and the largest
     double total = 0;

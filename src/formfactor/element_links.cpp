@@ -109,11 +109,12 @@ struct Walker {
     const double lowestCurvature = 0.5 * (second[0] + second[1]) - std::hypot(0.5 * (second[0] - second[1]), uv);
     if (value - std::hypot(first[0], first[1]) * reach + 0.5 * std::min(0.0, lowestCurvature) * reach * reach < 0)
       return false;
-    links[size_t(element)].push_back({index,
-                                      float(value * seen.share),
-                                      {float(first[0] * seen.share), float(first[1] * seen.share)},
-                                      {float(second[0] * seen.share), float(uv * seen.share),
-                                       float(second[1] * seen.share)}});
+    const double gradient[2] = {first[0] * seen.share, first[1] * seen.share};
+    const double curvature[3] = {second[0] * seen.share, uv * seen.share, second[1] * seen.share};
+    ElementLink link;
+    if (!MakeElementLink(index, value * seen.share, gradient, curvature, ElementScale(forest, element), link))
+      return false;
+    links[size_t(element)].push_back(link);
     if (localRow[size_t(forest.FirstPatch(element))] >= 0) {
       ++linkCount.local();
       smoothLinkCount.local() += smooth;
@@ -197,6 +198,32 @@ struct Walker {
 
 }  // namespace
 
+double ElementScale(const ElementForest &forest, int32_t element) {
+  const double radius = forest.tree.nodes[size_t(element)].sphere.radius;
+  return radius > 0 ? radius : 1.0;  // a single point: any length reads the same
+}
+
+bool MakeElementLink(int32_t target, double value, const double gradient[2], const double curvature[3], double scale,
+                     ElementLink &link) {
+  const double terms[kElementLinkShape] = {gradient[0] * scale, gradient[1] * scale, curvature[0] * scale * scale,
+                                           curvature[1] * scale * scale, curvature[2] * scale * scale};
+  link.target = target;
+  link.value = float(value);
+  for (int i = 0; i < kElementLinkShape; ++i) {
+    if (value == 0 && terms[i] != 0) return false;
+    if (!DoubleToHalfBits(value == 0 ? 0.0 : terms[i] / value, link.shape[i])) return false;
+  }
+  return std::isfinite(link.value);
+}
+
+void ElementLinkTermsOf(const ElementFarLinks &held, size_t m, long long k, double gradient[2], double curvature[3]) {
+  const double scale = ElementScale(*held.forest, held.element[m]);
+  double w[kElementLinkTerms];
+  ElementLinkWeights(held.value.data(), held.shape.data(), k, w);
+  for (int a = 0; a < 2; ++a) gradient[a] = w[1 + a] / scale;
+  for (int a = 0; a < 3; ++a) curvature[a] = w[3 + a] / (scale * scale);
+}
+
 void ElementAxes(const ElementForest &forest, const std::vector<Patch> &patches, int32_t element, Vec3 &u, Vec3 &v) {
   const Vec3 n = patches[size_t(forest.FirstPatch(element))].normal;
   u = Normalize(Cross(n, std::fabs(n[0]) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0}));
@@ -248,6 +275,7 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
   // The elements with links above the rows, ascending, numbered in `index`, with their plane's axes.
   std::vector<int32_t> index(f.tree.nodes.size(), -1);
   std::vector<Vec3> axisU, axisV;
+  std::vector<double> scale;
   for (long long i : rows)
     for (int32_t e = f.leafOf[size_t(i)]; e >= 0; e = f.parent[size_t(e)])
       if (!links[size_t(e)].empty()) index[size_t(e)] = 0;
@@ -259,13 +287,13 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
     for (const ElementLink &l : links[e]) {
       held.target.push_back(l.target);
       held.value.push_back(l.value);
-      held.gradient.insert(held.gradient.end(), l.gradient, l.gradient + 2);
-      held.curvature.insert(held.curvature.end(), l.curvature, l.curvature + 3);
+      held.shape.insert(held.shape.end(), l.shape, l.shape + kElementLinkShape);
     }
     held.ptr.push_back((long long)held.target.size());
     axisU.emplace_back();
     axisV.emplace_back();
     ElementAxes(f, patches, int32_t(e), axisU.back(), axisV.back());
+    scale.push_back(ElementScale(f, int32_t(e)));
   }
   held.rowPtr.assign(1, 0);
   for (long long i : rows) {
@@ -275,8 +303,8 @@ ElementFarLinks HoldElementLinks(std::shared_ptr<const ElementForest> forest,
       const size_t m = size_t(index[size_t(e)]);
       held.rowElement.push_back(int32_t(m));
       const Vec3 offset = x - f.tree.nodes[size_t(e)].areaCentroid;
-      held.rowOffset.push_back(Dot(offset, axisU[m]));
-      held.rowOffset.push_back(Dot(offset, axisV[m]));
+      held.rowOffset.push_back(Dot(offset, axisU[m]) / scale[m]);
+      held.rowOffset.push_back(Dot(offset, axisV[m]) / scale[m]);
     }
     held.rowPtr.push_back((long long)held.rowElement.size());
   }

@@ -27,17 +27,31 @@
 
 namespace rad {
 
-// In float, as held (ElementFarLinks): 28 bytes a link rather than 48 while the elements' walk holds them.
+// As held (ElementFarLinks): 20 bytes a link while the elements' walk holds them.
 struct ElementLink {
-  int32_t target = 0;              // node of the patch tree
-  float value = 0;                 // sum over the node of F from the element's centre (visible share included)
-  float gradient[2] = {0, 0};      // its derivatives along the element's axes u and v (ElementAxes)
-  // Its second derivatives uu, uv and vv: the linear model alone missed the kernel's curvature across the
-  // element, 6.6e-4 of a row (summed without sign, 1.8e-4 with) in a closed room of 7776 patches; with it
-  // 3.1e-5 (4e-7), against the estimates at each patch. Held along the plane rather than as a 3 x 3 form: half
-  // the bytes (a 58076-patch city's peak was 9 % higher with the form).
-  float curvature[3] = {0, 0, 0};
+  int32_t target = 0;  // node of the patch tree
+  float value = 0;     // sum over the node of F from the element's centre (visible share included)
+  // Its derivatives along the element's axes u and v (ElementAxes) and its second derivatives uu, uv and vv, as
+  // its shape (ElementLinkWeights, form_factor_rows.h). The curvature: the linear model alone missed the
+  // kernel's curvature across the element, 6.6e-4 of a row (summed without sign, 1.8e-4 with) in a closed room
+  // of 7776 patches; with it 3.1e-5 (4e-7), against the estimates at each patch. Held along the plane rather
+  // than as a 3 x 3 form: half the bytes (a 58076-patch city's peak was 9 % higher with the form).
+  uint16_t shape[kElementLinkShape] = {};
 };
+
+// The length that element `element`'s links' shapes and its rows' offsets are measured in: its bounding
+// sphere's radius (the same on every rank), so that offsets are at most about 1 and shapes are of the order of
+// the model's relative change across the element.
+double ElementScale(const ElementForest &forest, int32_t element);
+
+// The link to `target` of value `value`, gradient and curvature (along the element's axes) held as its shape
+// at `scale`; false where the shape does not fit binary16 (a term over 65504 times the value, or a gradient
+// or curvature with a value of 0): such a model is no estimate, and `link` is then not to be used.
+bool MakeElementLink(int32_t target, double value, const double gradient[2], const double curvature[3], double scale,
+                     ElementLink &link);
+
+// Link k of `held` with its gradient and curvature back in absolute terms, for files (far_links_hdf5.h).
+void ElementLinkTermsOf(const ElementFarLinks &held, size_t m, long long k, double gradient[2], double curvature[3]);
 
 // The axes u, v of element `element`'s plane (its first patch's normal n: u is n x (1, 0, 0), or n x (0, 1, 0)
 // when n is near the x axis, normalised, and v = n x u): how its links' gradient and curvature and its rows'

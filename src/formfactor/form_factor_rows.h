@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "util/half.h"
 #include "util/hd.h"
 
 namespace rad {
@@ -32,16 +33,21 @@ RAD_HD RAD_INLINE void ElementLinkTerms(const double *d, double t[kElementLinkTe
   t[5] = 0.5 * d[1] * d[1];
 }
 
+// A link's shape: its gradient (u, v) and curvature (uu, uv, vv) along the element's plane as fractions of its
+// value, per the element's scale (ElementScale, element_links.h) and its square, each in binary16 (util/half.h).
+// Measured so, a shape is of the order of the model's relative change across the element (element_links.cpp
+// refuses a link whose model falls below 0 within it, which bounds the gradient's part by about 1), and
+// binary16's 11 bits round each term by at most 2^-11 of it (terms under 6e-5 of the value, by 3e-8 of the
+// value): far inside the links' own error (about 1e-3 of a row), for 10 bytes a link where the terms in float
+// took 20.
+constexpr int kElementLinkShape = kElementLinkTerms - 1;
+
 // Link k's weights for those terms, from the arrays that hold them (ElementFarLinks's, on the host or a device):
-// its value, gradient (2 per link) and curvature (3 per link).
-RAD_HD RAD_INLINE void ElementLinkWeights(const float *value, const float *gradient, const float *curvature,
-                                          long long k, double w[kElementLinkTerms]) {
+// its value, and its value times each of its shape's terms.
+RAD_HD RAD_INLINE void ElementLinkWeights(const float *value, const uint16_t *shape, long long k,
+                                          double w[kElementLinkTerms]) {
   w[0] = value[k];
-  w[1] = gradient[2 * k];
-  w[2] = gradient[2 * k + 1];
-  w[3] = curvature[3 * k];
-  w[4] = curvature[3 * k + 1];
-  w[5] = curvature[3 * k + 2];
+  for (int i = 0; i < kElementLinkShape; ++i) w[i + 1] = w[0] * HalfBitsToDouble(shape[kElementLinkShape * k + i]);
 }
 
 // Far links held by elements of the polygons (the hierarchical operator's receivers, element_links.h): every
@@ -53,30 +59,30 @@ struct ElementFarLinks {
   std::vector<int32_t> element;     // forest nodes with links above a row here, ascending
   std::vector<long long> ptr;       // element.size() + 1: element m's links are [ptr[m], ptr[m + 1])
   std::vector<int32_t> target;      // a node of FarLinks::tree
-  // Values, gradients and curvatures in float, as the rows' links (FarLinks::value): estimates good to about
-  // 1e-3 of a row. Files hold them in float64. The offsets stay double: files do not hold them (they come from
-  // the patches' centroids), so a reader computes them as here.
+  // Values in float, as the rows' links (FarLinks::value): estimates good to about 1e-3 of a row. Files hold them
+  // in float64, with the gradients and curvatures (value times shape, over the scale and its square).
   std::vector<float> value;         // the estimated sum of F over the target's patches at the element's centre
-  std::vector<float> gradient;      // 2 per link: its derivatives along the element's axes u and v
-  std::vector<float> curvature;     // 3 per link: its second derivatives uu, uv and vv
+  std::vector<uint16_t> shape;      // kElementLinkShape per link (ElementLinkWeights)
   std::vector<long long> rowPtr;    // per local row + 1: the row's elements are [rowPtr[r], rowPtr[r + 1])
   std::vector<int32_t> rowElement;  // index into `element`, from the row's leaf up
   // 2 per (row, element): the row's centroid less the element's centre, along the element's axes u and v
-  // (ElementAxes, element_links.h).
+  // (ElementAxes, element_links.h), in units of the element's scale (ElementScale): as its links' shapes read
+  // them. The offsets stay double: files do not hold them (they come from the patches' centroids), so a reader
+  // computes them as here.
   std::vector<double> rowOffset;
   bool Empty() const { return element.empty(); }
   // Bytes held: the links and the rows' elements and offsets.
   double StoredBytes() const {
     return double(element.size() + target.size() + rowElement.size()) * sizeof(int32_t) +
            double(ptr.size() + rowPtr.size()) * sizeof(long long) +
-           double(value.size() + gradient.size() + curvature.size()) * sizeof(float) +
+           double(value.size()) * sizeof(float) + double(shape.size()) * sizeof(uint16_t) +
            double(rowOffset.size()) * sizeof(double);
   }
   // Link k as the row's element q (an index into rowElement) reads it.
   double Read(size_t q, long long k) const {
     double t[kElementLinkTerms], weights[kElementLinkTerms], read = 0;
     ElementLinkTerms(&rowOffset[2 * q], t);
-    ElementLinkWeights(value.data(), gradient.data(), curvature.data(), k, weights);
+    ElementLinkWeights(value.data(), shape.data(), k, weights);
     for (int i = 0; i < kElementLinkTerms; ++i) read += weights[i] * t[i];
     return read;
   }

@@ -79,7 +79,8 @@ struct FarFieldView {
   long long elements = 0;
   const long long *elementPtr = nullptr;
   const int32_t *elementTarget = nullptr;
-  const float *elementValue = nullptr, *elementGradient = nullptr, *elementCurvature = nullptr;
+  const float *elementValue = nullptr;
+  const uint16_t *elementShape = nullptr;
   const long long *rowElementPtr = nullptr;
   const int32_t *rowElement = nullptr;
   const double *rowOffset = nullptr;
@@ -110,7 +111,7 @@ RAD_HD RAD_INLINE void GatherElement(const FarFieldView &v, long long m, const d
   for (long long k = v.elementPtr[m]; k < v.elementPtr[m + 1]; ++k) {
     const int32_t t = v.elementTarget[k];
     double weights[kElementLinkTerms];
-    ElementLinkWeights(v.elementValue, v.elementGradient, v.elementCurvature, k, weights);
+    ElementLinkWeights(v.elementValue, v.elementShape, k, weights);
     for (int c = 0; c < 3; ++c) {
       const double mean = means[t + c * (long long)v.nodes];
       for (int i = 0; i < kElementLinkTerms; ++i) g[kElementLinkTerms * c + i] += weights[i] * mean;
@@ -172,8 +173,7 @@ FarFieldView ViewFarField(const FarLinks &links, const FlatTreeNodes &nodes, Pla
   v.elementPtr = place(e.ptr);
   v.elementTarget = place(e.target);
   v.elementValue = place(e.value);
-  v.elementGradient = place(e.gradient);
-  v.elementCurvature = place(e.curvature);
+  v.elementShape = place(e.shape);
   v.rowElementPtr = place(e.rowPtr);
   v.rowElement = place(e.rowElement);
   v.rowOffset = place(e.rowOffset);

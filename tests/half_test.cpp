@@ -1,0 +1,113 @@
+// binary16 as the element links hold their shapes (util/half.h), against the compiler's own _Float16 (GCC on
+// x86-64), and the element links' shapes made from and read back to their terms (element_links.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "formfactor/element_links.h"
+#include "util/half.h"
+#include "util/rng.h"
+
+namespace rad {
+namespace {
+
+uint16_t CompilerHalf(double x) {
+  const _Float16 h = static_cast<_Float16>(x);  // converted from double directly, rounded to nearest even
+  uint16_t bits = 0;
+  std::memcpy(&bits, &h, sizeof bits);
+  return bits;
+}
+
+TEST(Half, EveryFiniteHalfReadsBackToItsOwnBits) {
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    if (((bits >> 10) & 0x1f) == 0x1f) continue;  // infinities and NaNs: never held
+    const double x = HalfBitsToDouble(uint16_t(bits));
+    _Float16 compiler;
+    const uint16_t b16 = uint16_t(bits);
+    std::memcpy(&compiler, &b16, sizeof compiler);
+    ASSERT_EQ(x, double(compiler)) << std::hex << bits;
+    uint16_t back = 0;
+    ASSERT_TRUE(DoubleToHalfBits(x, back));
+    ASSERT_EQ(back, bits) << std::hex << bits;
+  }
+}
+
+TEST(Half, RoundsAsTheCompilerDoes) {
+  // Values spread over binary16's whole range by their exponent, both signs, and the ties between neighbours.
+  for (uint32_t k = 0; k < 200000; ++k) {
+    const Philox4x32 r = Philox(k, 0, 0, 0, 3, 1);
+    const double magnitude = std::ldexp(1.0 + ToUnit(r.v[0]), int(r.v[1] % 42) - 26);
+    const double x = (r.v[2] & 1) ? -magnitude : magnitude;
+    uint16_t ours = 0;
+    if (std::fabs(x) >= 65520.0) {
+      EXPECT_FALSE(DoubleToHalfBits(x, ours)) << x;
+      continue;
+    }
+    ASSERT_TRUE(DoubleToHalfBits(x, ours)) << x;
+    ASSERT_EQ(ours, CompilerHalf(x)) << x;
+  }
+  uint16_t bits = 0;
+  ASSERT_TRUE(DoubleToHalfBits(1.0 + 0x1p-11, bits));  // halfway between 1 and the next: to the even, 1
+  EXPECT_EQ(HalfBitsToDouble(bits), 1.0);
+  ASSERT_TRUE(DoubleToHalfBits(1.0 + 3 * 0x1p-11, bits));  // halfway again: up, to the even
+  EXPECT_EQ(HalfBitsToDouble(bits), 1.0 + 0x1p-9);
+  ASSERT_TRUE(DoubleToHalfBits(65519.99, bits));
+  EXPECT_EQ(HalfBitsToDouble(bits), kLargestHalf);
+  ASSERT_TRUE(DoubleToHalfBits(-0.0, bits));
+  EXPECT_EQ(bits, 0x8000);
+  ASSERT_TRUE(DoubleToHalfBits(0x1p-25, bits));  // half the least subnormal: a tie, to 0
+  EXPECT_EQ(bits, 0);
+  ASSERT_TRUE(DoubleToHalfBits(0x1p-14 - 0x1p-26, bits));  // the largest subnormal's half step up: the least normal
+  EXPECT_EQ(bits, 0x0400);
+  bits = 0x1234;
+  EXPECT_FALSE(DoubleToHalfBits(65520.0, bits));
+  EXPECT_FALSE(DoubleToHalfBits(std::numeric_limits<double>::infinity(), bits));
+  EXPECT_FALSE(DoubleToHalfBits(std::numeric_limits<double>::quiet_NaN(), bits));
+  EXPECT_EQ(bits, 0x1234);  // a refusal leaves the bits as they were
+}
+
+// A link's terms come back from its shape within binary16's rounding (2^-11 of each term relative to the
+// value's part it is, plus float's of the value), and a link made again from what a file holds (the terms read
+// back) has the same bits: files written and read give the same operator.
+TEST(Half, ElementLinkShapesHoldTheTermsAndSurviveAFile) {
+  const double scale = 0.37;
+  for (uint32_t k = 0; k < 5000; ++k) {
+    const Philox4x32 r = Philox(k, 0, 0, 0, 5, 2);
+    const double value = std::ldexp(1.0 + ToUnit(r.v[0]), -int(r.v[1] % 30));
+    double gradient[2], curvature[3];
+    for (int a = 0; a < 2; ++a) gradient[a] = value / scale * (ToUnit(Philox(k, a, 0, 0, 5, 3).v[0]) - 0.5) * 2;
+    for (int a = 0; a < 3; ++a)
+      curvature[a] = value / (scale * scale) * (ToUnit(Philox(k, a, 0, 0, 5, 4).v[0]) - 0.5) * 8;
+    ElementLink link;
+    ASSERT_TRUE(MakeElementLink(7, value, gradient, curvature, scale, link));
+    EXPECT_EQ(link.target, 7);
+    const double read = link.value;
+    EXPECT_NEAR(read, value, value * 0x1p-24);
+    double back[kElementLinkShape];
+    for (int i = 0; i < kElementLinkShape; ++i) back[i] = read * HalfBitsToDouble(link.shape[i]);
+    for (int a = 0; a < 2; ++a)
+      EXPECT_NEAR(back[a] / scale, gradient[a], std::fabs(gradient[a]) * 0x1p-11 + value / scale * 0x1p-23);
+    for (int a = 0; a < 3; ++a)
+      EXPECT_NEAR(back[2 + a] / (scale * scale), curvature[a],
+                  std::fabs(curvature[a]) * 0x1p-11 + value / (scale * scale) * 0x1p-22);
+    // What a file holds: the value, and the terms in float64 (ElementLinkTermsOf's arithmetic).
+    const double fileGradient[2] = {back[0] / scale, back[1] / scale};
+    const double fileCurvature[3] = {back[2] / (scale * scale), back[3] / (scale * scale), back[4] / (scale * scale)};
+    ElementLink again;
+    ASSERT_TRUE(MakeElementLink(7, read, fileGradient, fileCurvature, scale, again));
+    EXPECT_EQ(again.value, link.value);
+    for (int i = 0; i < kElementLinkShape; ++i) EXPECT_EQ(again.shape[i], link.shape[i]) << k << " " << i;
+  }
+  // A shape beyond binary16 (a term 1e5 times the value per scale), or terms with a value of 0: no link.
+  ElementLink link;
+  const double steep[2] = {1e5 / 0.37, 0}, flat[2] = {0, 0}, none[3] = {0, 0, 0}, bent[3] = {0, 1e-9, 0};
+  EXPECT_FALSE(MakeElementLink(1, 1.0, steep, none, 0.37, link));
+  EXPECT_FALSE(MakeElementLink(1, 0.0, flat, bent, 0.37, link));
+  EXPECT_TRUE(MakeElementLink(1, 0.0, flat, none, 0.37, link));
+}
+
+}  // namespace
+}  // namespace rad
