@@ -798,6 +798,73 @@ TEST(SparseOperator, ABlockOverTheMemoryLimitIsRefusedBeforeItIsComputed) {
   EXPECT_NE(std::find(blocks.begin(), blocks.end(), size_t(refusedAt)), blocks.end());
 }
 
+TEST(SparseOperator, RowsThatOutpaceTheMemoryLimitSaySoEarly) {
+  const Scene scene = RoomWithBoxes();
+  const FormFactorGeometry g = BuildFormFactorGeometry(scene, BySize(0.5));
+  const EmbreeScene embree(scene);
+  const PatchTree tree = BuildPatchTree(g.patches);
+  const long long n = (long long)g.patches.size();
+  std::vector<long long> rows(static_cast<size_t>(n));
+  std::iota(rows.begin(), rows.end(), 0LL);
+  const std::vector<long long> counts = CountSparseCandidates(g.patches, tree, rows, 1e-3);
+  ASSERT_GT(SparseRowBlocks(counts, 2000).size(), 6u);
+  struct Said {
+    int calls = 0;
+    double projected = 0, limit = 0;
+    long long rowsDone = -1, refusedAt = -1;
+    double keptBytes = 0;  // what the rows kept, where they were all computed
+  };
+  auto compute = [&](double limitBytes) {
+    FormFactorRows f;
+    f.n = n;
+    f.rows = rows;
+    SparseStreaming streaming;
+    streaming.blockCandidates = 2000;
+    streaming.heldBytes = 1000;
+    streaming.limitBytes = limitBytes;
+    Said said;
+    streaming.refuse = [&](double, double, long long rowsDone) {
+      said.refusedAt = rowsDone;
+      return std::string("over the limit");
+    };
+    streaming.outpaced = [&](double projected, double limit, long long rowsDone) {
+      ++said.calls;
+      said.projected = projected;
+      said.limit = limit;
+      said.rowsDone = rowsDone;
+    };
+    PhaseTimers timers;
+    FormFactorCounters counters;
+    SparseCounters sparse;
+    try {
+      ComputeSparseRowsCpu(g, embree, tree, counts, 1e-3, false, FormFactorOptions{}, f, timers, counters, sparse,
+                           false, nullptr, nullptr, streaming);
+      said.keptBytes = double(f.columns.size()) * KeptEntryBytes(false);
+    } catch (const InputError &) {
+    }
+    return said;
+  };
+  // Room for everything: nothing said.
+  const Said roomy = compute(1e12);
+  EXPECT_EQ(roomy.calls, 0);
+  EXPECT_EQ(roomy.refusedAt, -1);
+  ASSERT_GT(roomy.keptBytes, 0);
+  // Room for half of what the rows keep: said once, early, with a projection near what they do keep, and before
+  // the blocks' check stops the run.
+  const double limit = 1000 + 0.5 * roomy.keptBytes;
+  const Said tight = compute(limit);
+  std::printf("rows outpacing the limit: said at %lld of %lld rows, projecting %.0f bytes against %.0f kept in all "
+              "(limit %.0f); refused at %lld\n",
+              tight.rowsDone, n, tight.projected - 1000, roomy.keptBytes, limit, tight.refusedAt);
+  EXPECT_EQ(tight.calls, 1);
+  EXPECT_EQ(tight.limit, limit);
+  EXPECT_GT(tight.projected, limit);
+  EXPECT_GE(20 * tight.rowsDone, n);
+  EXPECT_LT(tight.rowsDone, n);
+  EXPECT_GT(tight.refusedAt, tight.rowsDone);
+  EXPECT_NEAR(tight.projected - 1000, roomy.keptBytes, 0.5 * roomy.keptBytes);
+}
+
 TEST(SparseOperator, FarLinksCarryWhatTheWalkSkipsOfEachRow) {
   // With far links nothing is dropped: each row's exact entries plus its links' estimates come close to the
   // dense row sum (1 in this closed room, 0 for the boxes' faces on the floor) even where the walk skipped a

@@ -473,6 +473,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   };
   tbb::enumerable_thread_specific<LinkScratch> linkScratch;
   Progress progress("form factors (sparse)", (long long)local, showProgress);
+  bool outpacedSaid = false;  // streaming.outpaced called
   const std::vector<size_t> blocks = SparseRowBlocks(candidateCounts, streaming.blockCandidates, streaming.linkBounds);
 
   for (size_t b = 0; b + 1 < blocks.size(); ++b) {
@@ -675,6 +676,15 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     linksSoFar = (long long)out.links.target.size();
     takeForward();
     ReturnFreedMemory();  // the block's per-row link arrays and handed entries, freed above
+    if (streaming.limitBytes > 0 && streaming.outpaced && !streaming.rowsAlone && !outpacedSaid && last < local &&
+        20 * last >= local) {
+      const double kept = double(keptSoFar) * KeptEntryBytes(narrow) + double(linksSoFar) * kBytesPerFarLink;
+      const double projected = streaming.heldBytes + kept * double(local) / double(last);
+      if (projected > streaming.limitBytes) {
+        streaming.outpaced(projected, streaming.limitBytes, (long long)last);
+        outpacedSaid = true;
+      }
+    }
   }
   RAD_CHECK(handedHeld == 0, "ComputeSparseRowsCpu: entries handed to rows that were not computed");
   SparseCounters &s = sparsePerThread.local();
