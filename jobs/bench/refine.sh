@@ -5,7 +5,8 @@
 # (form factors, solve, image) with --operator hierarchical at --operator-tolerance EPS, and the dense operator
 # while N is at most DENSE_MAX; prints per run the wall time, peak memory (max RSS), the three phases that grow
 # (element walk, rows' walk, exact entries), per row: the exact entries kept, the far links (rows' own +
-# elements'), the far links' shadow rays; the operator check's mean far-link error per row, and B's relative
+# elements'), the far links' shadow rays; what the rows hold (MiB: exact entries / rows' far links / elements'
+# links); the operator check's mean far-link error per row, and B's relative
 # RMS difference from the dense B where dense ran. Then the fitted exponents of time and memory against N
 # (least squares on logs) and what they give at N = 1e6.
 #   bash jobs/bench/refine.sh [CITY] [SIZES] [EPS]      e.g. 8x8 "1.0 0.5 0.25" 1e-4
@@ -31,8 +32,8 @@ else
 fi
 echo "benchmark: $scene refined to --max-patch-size $sizes, --operator-tolerance $eps, --visibility $visibility," \
      "--precision $precision, $ranks rank(s) x $(( $(nproc) / ranks )) thread(s), $(date -u +%FT%TZ)"
-printf "%-6s %-12s %8s %9s %9s %28s %8s %14s %10s %12s %s\n" size operator N "time s" "peak MiB" \
-  "walks: elements/rows/exact s" "exact/r" "links/r r+e" "rays/r" "check err/r" "B vs dense"
+printf "%-6s %-12s %8s %9s %9s %28s %8s %14s %10s %22s %12s %s\n" size operator N "time s" "peak MiB" \
+  "walks: elements/rows/exact s" "exact/r" "links/r r+e" "rays/r" "rows MiB: exact/r/e" "check err/r" "B vs dense"
 : > "$out/fit"
 for size in $sizes; do
   for op in hierarchical dense; do
@@ -62,17 +63,19 @@ if op == "hierarchical":
     exact = "%.0f" % (float(params["nonzeros"]) / n)
     links = "%.0f+%.0f" % (float(params["far links"]) / n, float(params.get("element links", 0)) / n)
     rays = "%.0f" % (counters.get("far-link shadow rays", 0) / n)
+    held = params.get("rows' MiB: entries/far links/element links/handed at most", "")
+    held = "/".join(held.split(" / ")[:3]) if held else "-"
     check = [v for k, v in params.items() if k.endswith("error mean/max")]
     check = "%.2e" % float(check[0].split("/")[1]) if check else "-"
     compare = "-"
     open(out + "/fit", "a").write("%d %g %g\n" % (n, wall, rss))
 else:
-    walks = exact = links = rays = check = ""
+    walks = exact = links = rays = held = check = ""
     B = h5py.File(d + "/radiosity.h5", "r")["radiosity/B"][:]
     b = h5py.File(out + "/" + size + "-hierarchical/radiosity.h5", "r")["radiosity/B"][:]
     compare = "hierarchical %.2e" % np.sqrt(((b - B) ** 2).mean() / (B ** 2).mean())
-print("%-6s %-12s %8d %9.2f %9.0f %28s %8s %14s %10s %12s %s" % (size, op, n, wall, rss, walks, exact, links, rays,
-                                                                check, compare), flush=True)
+print("%-6s %-12s %8d %9.2f %9.0f %28s %8s %14s %10s %22s %12s %s" % (size, op, n, wall, rss, walks, exact, links,
+                                                                     rays, held, check, compare), flush=True)
 PY
   done
 done
