@@ -694,7 +694,7 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
     mine.links = (long long)f_.links.target.size();
   } else {
     // Said by the rank whose rows outpace its memory, once: it may not be the one that prints progress.
-    streaming.outpaced = [&](double projected, double limit, long long rowsDone) {
+    auto outpaced = [&](double projected, double limit, long long rowsDone) {
       std::fprintf(stderr,
                    "radiosity: warning: rank %d: at the pace of its first %lld of %zu rows it needs about %s in all, "
                    "more than the %s it may use (%s): the run will likely stop with exit 2 before its last rows "
@@ -702,6 +702,7 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
                    exec_.Rank(), rowsDone, f_.RowCount(), FormatBytes(projected).c_str(), FormatBytes(limit).c_str(),
                    memory_.source.c_str(), SparseRemedy().c_str());
     };
+    if (!exec_.Options().quiet) streaming.outpaced = outpaced;
     AllocateOnEveryRank(MPI_COMM_WORLD, "the rank's sparse rows of F", [&] {
       ComputeSparseRowsCpu(geometry_, *embree, *tree_, candidateCounts_, WalkThreshold(), Hierarchical(), ff, f_,
                            exec_.Timers(), counters_, mine, exec_.Talks(), &owners, elementWalk_.get(), streaming);
