@@ -210,8 +210,9 @@ bool MakeElementLink(int32_t target, double value, const double gradient[2], con
   link.target = target;
   link.value = float(value);
   for (int i = 0; i < kElementLinkShape; ++i) {
-    if (value == 0 && terms[i] != 0) return false;
-    if (!DoubleToHalfBits(value == 0 ? 0.0 : terms[i] / value, link.shape[i])) return false;
+    // A term over a value of 0 is infinite, one over a value that is not finite is not a number: both refused.
+    const double fraction = terms[i] == 0 ? 0.0 : terms[i] / value;
+    if (!DoubleToHalfBits(fraction, link.shape[i])) return false;
   }
   return std::isfinite(link.value);
 }
