@@ -171,10 +171,11 @@ class DeviceCsrSystem {
                   double maxEmission, bool jacobi)
       : n_(s.F->n), m_((long long)s.F->rows.size()), maxEmission_(maxEmission), jacobi_(jacobi) {
     const FormFactorRows &F = *s.F;
-    const size_t nn = size_t(n_), m = size_t(m_), nnz = F.columns.size();
+    const size_t nn = size_t(n_), m = size_t(m_), nnz = size_t(F.EntryCount());
     // F's values and columns; per patch localOf, x and B^k; per row its pointer, global row, E, rho, new
     // values and residual; the exchange's rows and values; the far field.
-    const double need = double(nnz) * double(sizeof(T) + 4) + double(nn) * (4 + 2 * 24) + double(m) * (8 + 8 + 72 + 8) +
+    const double need = double(nnz) * double(sizeof(T) + 2) + double(F.columnSpanStart.size()) * 4 +
+                        double(nn) * (4 + 2 * 24) + double(m) * (8 + 8 + 72 + 8) +
                         double(exchange.allRows.size()) * (8 + 24) + FarFieldBytes(F.links, m_);
     RequireSolveMemory(comm, device, m_, need, [&](long long rows, double bytes) {
       char text[200];
@@ -183,8 +184,10 @@ class DeviceCsrSystem {
       return std::string(text);
     });
     stream_ = std::make_unique<Stream>();
-    f_.ptr = UploadTo(longs_, F.indptr);
-    f_.columns = UploadTo(ints_, F.columns);
+    f_.columns = F.Columns();
+    f_.columns.ptr = UploadTo(longs_, F.indptr);
+    f_.columns.low = UploadTo(halves_, F.columnLow);
+    f_.columns.spanStart = UploadTo(ints_, F.columnSpanStart);
     f_.values = UploadTo(values_, values, nnz);
     localOf_ = UploadTo(ints_, LocalRows(nn, F.rows));
     rows_ = UploadTo(longs_, F.rows);

@@ -119,11 +119,12 @@ void WriteCsrFormFactors(MPI_Comm comm, hid_t file, const FormFactorRows &f, con
   WriteCsr(comm, file, f.n, f.rows.empty() ? 0 : f.rows[0], kept, perRow, f.precision, attributes, blockEntries,
            [&](long long begin, long long end, std::vector<long long> &columns, std::vector<double> &values,
                std::vector<float> &narrow) {
-             for (long long k = f.indptr[size_t(begin)]; k < f.indptr[size_t(end)]; ++k) {
-               columns.push_back(f.columns[size_t(k)]);
-               if (asFloat) narrow.push_back(f.f32[size_t(k)]);
-               else values.push_back(f.f64[size_t(k)]);
-             }
+             for (long long r = begin; r < end; ++r)
+               f.ForEachEntry(size_t(r), [&](int32_t j, long long k) {
+                 columns.push_back(j);
+                 if (asFloat) narrow.push_back(f.f32[size_t(k)]);
+                 else values.push_back(f.f64[size_t(k)]);
+               });
            });
   if (!f.links.Empty()) WriteFarLinks(comm, file, f);
 }
@@ -233,41 +234,49 @@ void ReadCsrRowsAsCsr(MPI_Comm comm, hid_t file, const std::string &path, const 
   f.indptr.assign(1, 0);
   for (long long i : f.rows) f.indptr.push_back(f.indptr.back() + layout.indptr[size_t(i) + 1] - layout.indptr[size_t(i)]);
   const size_t entries = size_t(f.indptr.back());
+  std::vector<int32_t> columns;  // as read, then per row as held (in 16 bits, AppendRowColumns)
   AllocateOnEveryRank(comm, "the rank's CSR rows of F", [&] {
-    f.columns.assign(entries, 0);
+    columns.assign(entries, 0);
+    f.columnLow.reserve(entries);
     if (asFloat) f.f32.assign(entries, 0.0f);
     else f.f64.assign(entries, 0.0);
   });
+  f.columnLow.clear();
+  f.columnSpanStart.clear();
   std::vector<long long> next(f.indptr.begin(), f.indptr.end() - 1);
   ForEachStoredEntry(comm, file, path, layout, f.n, f.rows, [&](size_t k, long long j, double value, float narrow) {
     const size_t at = size_t(next[k]++);
-    f.columns[at] = int32_t(j);
+    columns[at] = int32_t(j);
     if (asFloat) f.f32[at] = narrow;
     else f.f64[at] = value;
   });
   // Columns ascending within each row (files from other tools need not be), a column stored twice summed in
   // file order, as the dense reader does.
   std::vector<std::pair<int32_t, double>> row;
+  std::vector<int32_t> rowColumns;
   long long write = 0;
   for (size_t k = 0; k < f.rows.size(); ++k) {
     row.clear();
-    for (long long e = f.indptr[k]; e < f.indptr[k + 1]; ++e) row.emplace_back(f.columns[size_t(e)], f.Value(size_t(e)));
+    for (long long e = f.indptr[k]; e < f.indptr[k + 1]; ++e) row.emplace_back(columns[size_t(e)], f.Value(size_t(e)));
     std::stable_sort(row.begin(), row.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     f.indptr[k] = write;
+    rowColumns.clear();
     for (size_t q = 0; q < row.size(); ++q) {
       if (q > 0 && row[q].first == row[q - 1].first) {
         if (asFloat) f.f32[size_t(write) - 1] += float(row[q].second);
         else f.f64[size_t(write) - 1] += row[q].second;
         continue;
       }
-      f.columns[size_t(write)] = row[q].first;
+      rowColumns.push_back(row[q].first);
       if (asFloat) f.f32[size_t(write)] = float(row[q].second);
       else f.f64[size_t(write)] = row[q].second;
       ++write;
     }
+    f.AppendRowColumns(rowColumns.data(), rowColumns.size());
   }
+  std::vector<int32_t>().swap(columns);
   f.indptr.back() = write;
-  f.columns.resize(size_t(write));
+  f.columnLow.shrink_to_fit();
   if (asFloat) f.f32.resize(size_t(write));
   else f.f64.resize(size_t(write));
 }

@@ -18,7 +18,7 @@ ExportRows SparseView(const FormFactorRows &f, long long firstRow, double dropBe
   rows.f32 = f.F32();
   if (f.IsCsr()) {
     rows.indptr = f.indptr.data();
-    rows.columns = f.columns.data();
+    rows.columns = f.Columns();
   }
   rows.dropBelow = dropBelow;
   return rows;

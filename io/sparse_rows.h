@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "formfactor/csr_columns.h"
 #include "io/radiosity_file.h"
 
 namespace rad {
@@ -33,19 +34,22 @@ struct ExportRows {
   // CSR rows (FormFactorRows::IsCsr): local row r is entries [indptr[r], indptr[r + 1]) of columns and values,
   // in column order. Null for dense rows.
   const long long *indptr = nullptr;
-  const int32_t *columns = nullptr;
+  CsrColumnsView columns;
   double dropBelow = 0;  // entries with |F_ij| < dropBelow are dropped (0: nothing is dropped)
 
   // Calls visit(j, F_ij) for every nonzero entry of local row r, in column order (kept or not: see Keeps). A
   // dense row is scanned; a CSR row visits its stored entries only, so exports cost what is stored.
   template <typename Visit>
   void ForEachNonzero(long long r, Visit &&visit) const {
-    const size_t begin = indptr ? size_t(indptr[r]) : size_t(r) * size_t(n);
-    const size_t end = indptr ? size_t(indptr[r + 1]) : begin + size_t(n);
-    for (size_t k = begin; k < end; ++k) {
-      const double v = f64 ? f64[k] : double(f32[k]);
-      if (v != 0.0) visit(indptr ? (long long)columns[k] : (long long)(k - begin), v);
+    auto value = [&](size_t k) { return f64 ? f64[k] : double(f32[k]); };
+    if (!indptr) {
+      for (long long j = 0; j < n; ++j)
+        if (const double v = value(size_t(r) * size_t(n) + size_t(j)); v != 0.0) visit(j, v);
+      return;
     }
+    RowColumnReader column(columns, r);
+    for (long long k = indptr[r]; k < indptr[r + 1]; ++k)
+      if (const double v = value(size_t(k)); v != 0.0) visit((long long)column(k), v);
   }
   // Exact zeros are never stored; entries below the threshold in magnitude are dropped.
   bool Keeps(double v) const { return v != 0.0 && !(std::fabs(v) < dropBelow); }

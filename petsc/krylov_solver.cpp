@@ -64,12 +64,11 @@ Mat AssembleChannel(MPI_Comm comm, const LocalSystem &s, int c, const std::vecto
   } else {
     std::vector<PetscInt> inside(size_t(m), 1), outside(size_t(m), 0);  // the diagonal is always there
     for (PetscInt r = 0; r < m; ++r)
-      for (long long k = f.indptr[size_t(r)]; k < f.indptr[size_t(r) + 1]; ++k) {
-        const long long j = f.columns[size_t(k)];
-        if (j == f.rows[size_t(r)]) continue;
+      f.ForEachEntry(size_t(r), [&](int32_t j, long long) {
+        if (j == f.rows[size_t(r)]) return;
         const PetscInt p = position[size_t(j)];
         (p >= first && p < first + m ? inside : outside)[size_t(r)]++;
-      }
+      });
     Check(MatSeqAIJSetPreallocation(A, 0, inside.data()), "MatSeqAIJSetPreallocation");
     Check(MatMPIAIJSetPreallocation(A, 0, inside.data(), 0, outside.data()), "MatMPIAIJSetPreallocation");
   }
@@ -89,12 +88,11 @@ Mat AssembleChannel(MPI_Comm comm, const LocalSystem &s, int c, const std::vecto
       }
       diagonal = true;
     } else {
-      for (long long k = f.indptr[size_t(r)]; k < f.indptr[size_t(r) + 1]; ++k) {
-        const long long j = f.columns[size_t(k)];
+      f.ForEachEntry(size_t(r), [&](int32_t j, long long k) {
         diagonal = diagonal || j == i;
         columns.push_back(position[size_t(j)]);
         values.push_back((j == i ? 1.0 : 0.0) - rho * f.Value(size_t(k)));
-      }
+      });
     }
     if (!diagonal) {
       columns.push_back(row);

@@ -43,14 +43,16 @@ struct SceneSystem {
     csr.rows = F.rows;
     csr.storage = Storage::kCsr;
     csr.indptr.assign(1, 0);
+    std::vector<int32_t> columns;
     for (size_t r = 0; r < F.rows.size(); ++r) {
       for (long long j = 0; j < F.n; ++j)
         if (const double v = F.f64[r * size_t(F.n) + size_t(j)]; v != 0) {
-          csr.columns.push_back(int32_t(j));
+          columns.push_back(int32_t(j));
           csr.f64.push_back(v);
         }
-      csr.indptr.push_back((long long)csr.columns.size());
+      csr.indptr.push_back((long long)columns.size());
     }
+    csr.AssignColumns(columns);
     return csr;
   }
 };

@@ -62,14 +62,16 @@ struct SparseSystem {
     f.rows = rows;
     f.storage = Storage::kCsr;
     f.indptr.push_back(0);
+    std::vector<int32_t> columns;
     for (long long i : rows) {
       for (long long j = 0; j < n; ++j)
         if (dense[size_t(i * n + j)] != 0) {
-          f.columns.push_back(int32_t(j));
+          columns.push_back(int32_t(j));
           f.f64.push_back(dense[size_t(i * n + j)]);
         }
-      f.indptr.push_back((long long)f.columns.size());
+      f.indptr.push_back((long long)columns.size());
     }
+    f.AssignColumns(columns);
     return f;
   }
   LocalSystem Local(const FormFactorRows &f) const {
@@ -263,7 +265,7 @@ TEST(GpuCsrSolver, GroupedGaussSeidelSweepIsPointGaussSeidel) {
     ASSERT_GT(residual, 0.01);
     const LocalRowData local(s, f);
     std::vector<double> x(b), packed(3 * f.RowCount(), -1.0);
-    const CsrRowsView<double> rows{f.indptr.data(), f.columns.data(), f.f64.data()};
+    const CsrRowsView<double> rows{f.Columns(), f.f64.data()};
     const double got = CsrGaussSeidelSweepHost(rows, f.rows, LocalRows(n, f.rows), far, local.e.data(),
                                                local.rho.data(), x.data(), b.data(), s.n, s.MaxEmission(),
                                                packed.data());
@@ -299,7 +301,7 @@ TEST(GpuCsrSolver, GroupedGaussSeidelConvergesToTheDenseSolution) {
       for (const FormFactorRows &f : shares) {
         const LocalRowData local(s, f);
         std::vector<double> x(b), packed(3 * f.RowCount());
-        const CsrRowsView<double> rows{f.indptr.data(), f.columns.data(), f.f64.data()};
+        const CsrRowsView<double> rows{f.Columns(), f.f64.data()};
         residual = std::max(residual, CsrGaussSeidelSweepHost(rows, f.rows, LocalRows(n, f.rows), {}, local.e.data(),
                                                               local.rho.data(), x.data(), b.data(), s.n,
                                                               s.MaxEmission(), packed.data()));
@@ -376,7 +378,7 @@ TEST(GpuCsrSolver, OnTheDeviceReturnsTheIterateItMeasured) {
   const size_t n = size_t(s.n);
   const FlatTreeNodes nodes = FlattenTreeNodes(f.links);
   const FarFieldView view = ViewFarField(f.links, nodes, [](const auto &host) { return host.data(); });
-  const CsrRowsView<double> rows{f.indptr.data(), f.columns.data(), f.f64.data()};
+  const CsrRowsView<double> rows{f.Columns(), f.f64.data()};
   const LocalRowData local(s, f);
   std::vector<double> x(3 * n), b, far, packed(3 * n);
   for (size_t i = 0; i < n; ++i)
@@ -405,14 +407,16 @@ TEST(GpuCsrSolver, WhiteFurnaceFromCsrRowsGivesTwoEverywhere) {
   csr.rows = s.F.rows;
   csr.storage = Storage::kCsr;
   csr.indptr.push_back(0);
+  std::vector<int32_t> columns;
   for (size_t r = 0; r < s.F.RowCount(); ++r) {
     for (long long j = 0; j < s.F.n; ++j)
       if (s.f[r * size_t(s.F.n) + size_t(j)] != 0) {
-        csr.columns.push_back(int32_t(j));
+        columns.push_back(int32_t(j));
         csr.f64.push_back(s.f[r * size_t(s.F.n) + size_t(j)]);
       }
-    csr.indptr.push_back((long long)csr.columns.size());
+    csr.indptr.push_back((long long)columns.size());
   }
+  csr.AssignColumns(columns);
   LocalSystem local = s.local;
   local.F = &csr;
   for (SolverMethod method : {SolverMethod::kJacobi, SolverMethod::kGaussSeidel}) {

@@ -162,11 +162,12 @@ TEST(SparseOperator, KeepsExactlyThePairsAtOrAboveTheThresholdWithTheDenseBits) 
     ASSERT_EQ(f.indptr.size(), size_t(n) + 1);
     long long kept = 0, mismatched = 0, wrongKeep = 0, asymmetric = 0;
     double worstReported = 0, droppedTotal = 0, reportedTotal = 0;
+    const std::vector<int32_t> columns = f.ColumnsUnpacked();
     for (long long i = 0; i < n; ++i) {
       double keptSum = 0;
       for (long long k = f.indptr[size_t(i)]; k < f.indptr[size_t(i) + 1]; ++k) {
-        const long long j = f.columns[size_t(k)];
-        if (k > f.indptr[size_t(i)]) ASSERT_LT(f.columns[size_t(k) - 1], j) << "columns ascending in row " << i;
+        const long long j = columns[size_t(k)];
+        if (k > f.indptr[size_t(i)]) ASSERT_LT(columns[size_t(k) - 1], j) << "columns ascending in row " << i;
         if (f.f64[size_t(k)] != dense.At(i, j)) ++mismatched;
         if (f.At(size_t(j), i) == 0 && dense.At(j, i) != 0) ++asymmetric;
         keptSum += f.f64[size_t(k)];
@@ -242,9 +243,10 @@ TEST(SparseOperator, ClusterWalksOverTheRowsPatchesOnlyKeepTheDenseBits) {
   const FormFactorRows f = SparseRows(g, embree, rays, 3e-3, counters, Precision::kDouble, false, false, 0, 0,
                                       &entries);
   long long kept = 0, mismatched = 0;
+  const std::vector<int32_t> columns = f.ColumnsUnpacked();
   for (long long i = 0; i < dense.n; ++i)
     for (long long k = f.indptr[size_t(i)]; k < f.indptr[size_t(i) + 1]; ++k, ++kept)
-      if (f.f64[size_t(k)] != dense.At(i, f.columns[size_t(k)])) ++mismatched;
+      if (f.f64[size_t(k)] != dense.At(i, columns[size_t(k)])) ++mismatched;
   std::printf("tiled room: %lld patches, %lld kept of %lld candidates, %lld pairs ray traced, %lld hidden\n",
               dense.n, kept, counters.candidates, entries.pairsRayTraced, entries.pairsHidden);
   EXPECT_GT(kept, 5000);
@@ -261,11 +263,12 @@ TEST(SparseOperator, FloatRowsAreTheKeptEntriesRoundedOnce) {
   SparseCounters sparse;
   const FormFactorRows f = SparseRows(g, embree, FormFactorOptions{}, 1e-3, sparse, Precision::kFloat);
   ASSERT_TRUE(f.f64.empty());
-  ASSERT_EQ(f.f32.size(), f.columns.size());
+  const std::vector<int32_t> columns = f.ColumnsUnpacked();
+  ASSERT_EQ(f.f32.size(), columns.size());
   ASSERT_GT(f.f32.size(), 0u);
   for (long long i = 0; i < f.n; ++i)
     for (long long k = f.indptr[size_t(i)]; k < f.indptr[size_t(i) + 1]; ++k)
-      ASSERT_EQ(f.f32[size_t(k)], float(dense.At(i, f.columns[size_t(k)]))) << i << ", " << f.columns[size_t(k)];
+      ASSERT_EQ(f.f32[size_t(k)], float(dense.At(i, columns[size_t(k)]))) << i << ", " << columns[size_t(k)];
 }
 
 TEST(SparseOperator, TheTreeBoundHoldsForEveryPairItSkips) {
@@ -370,7 +373,7 @@ TEST(SparseOperator, OnAnOpenCityTheWalkSkipsMostPairsAndEstimatesWhatItLeavesOu
     b = SparseRows(g, embree, FormFactorOptions{}, kDropBelow, two);
   }
   EXPECT_EQ(a.indptr, b.indptr);
-  EXPECT_EQ(a.columns, b.columns);
+  EXPECT_EQ(a.ColumnsUnpacked(), b.ColumnsUnpacked());
   EXPECT_EQ(a.f64, b.f64);
   EXPECT_EQ(a.dropped, b.dropped);
   EXPECT_GT(one.nodesSkipped, 0);
@@ -440,7 +443,7 @@ TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
   f.rows = {0, 3, 7};
   f.storage = Storage::kCsr;
   f.indptr = {0, 2, 2, 3};
-  f.columns = {1, 5, 2};
+  f.AssignColumns({1, 5, 2});
   f.f64 = {0.1, 0.2, 0.3};
   f.links.tree = std::make_shared<PatchTree>(BuildPatchTree(g.patches, 4));
   for (const Patch &p : g.patches) f.links.area.push_back(p.area);
@@ -459,16 +462,17 @@ TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
   EXPECT_TRUE(f.links.Empty());
   for (size_t r = 0; r < f.RowCount(); ++r) {
     double expected = 0, got = 0;
-    for (long long e = before.indptr[r]; e < before.indptr[r + 1]; ++e)
-      expected += before.f64[size_t(e)] * x[size_t(before.columns[size_t(e)])];
+    before.ForEachEntry(r, [&](int32_t j, long long e) { expected += before.f64[size_t(e)] * x[size_t(j)]; });
     for (long long k = before.links.ptr[r]; k < before.links.ptr[r + 1]; ++k) {
       const int32_t t = before.links.target[size_t(k)];
       expected += before.links.value[size_t(k)] * (t >= 0 ? means[size_t(t)] : x[size_t(-(t + 1))]);
     }
-    for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e) {
-      got += f.f64[size_t(e)] * x[size_t(f.columns[size_t(e)])];
-      if (e > f.indptr[r]) EXPECT_LT(f.columns[size_t(e) - 1], f.columns[size_t(e)]);
-    }
+    int32_t previous = -1;
+    f.ForEachEntry(r, [&](int32_t j, long long e) {
+      got += f.f64[size_t(e)] * x[size_t(j)];
+      EXPECT_LT(previous, j);
+      previous = j;
+    });
     EXPECT_NEAR(got, expected, 1e-13) << "row " << r;
     EXPECT_LE(f.indptr[r + 1] - f.indptr[r], bounds[r]);
     EXPECT_NEAR(f.RowSum(r), before.RowSum(r), 1e-14);  // each link's share per patch rounded on its own
@@ -658,7 +662,7 @@ TEST(SparseOperator, RowsInManyBlocksAreTheRowsOfOneBlockWithEachPairEvaluatedOn
                 manySparse.pairsEvaluated, manySparse.kept, manySparse.links);
     EXPECT_GT(manySparse.candidates, 20 * kSmallBlock);
     EXPECT_EQ(a.indptr, b.indptr);
-    EXPECT_EQ(a.columns, b.columns);
+    EXPECT_EQ(a.ColumnsUnpacked(), b.ColumnsUnpacked());
     EXPECT_EQ(a.f64, b.f64);
     EXPECT_EQ(a.dropped, b.dropped);
     EXPECT_EQ(a.links.ptr, b.links.ptr);
@@ -676,7 +680,7 @@ TEST(SparseOperator, RowsInManyBlocksAreTheRowsOfOneBlockWithEachPairEvaluatedOn
       SparseCounters narrowSparse;
       const FormFactorRows f = SparseRows(g, embree, options, c.threshold, narrowSparse, Precision::kFloat, false,
                                           false, 0, kSmallBlock);
-      EXPECT_EQ(f.columns, a.columns);
+      EXPECT_EQ(f.ColumnsUnpacked(), a.ColumnsUnpacked());
       ASSERT_EQ(f.f32.size(), a.f64.size());
       for (size_t k = 0; k < f.f32.size(); ++k) ASSERT_EQ(f.f32[k], float(a.f64[k]));
     }
@@ -691,8 +695,8 @@ void ExpectSameCsrRow(const FormFactorRows &a, size_t ra, const FormFactorRows &
   const std::string row = "row " + std::to_string(a.rows.empty() ? (long long)ra : a.rows[ra]);
   ASSERT_EQ(a.indptr[ra + 1] - a.indptr[ra], b.indptr[rb + 1] - b.indptr[rb]) << row;
   for (long long k = a.indptr[ra], q = b.indptr[rb]; k < a.indptr[ra + 1]; ++k, ++q) {
-    ASSERT_EQ(a.columns[size_t(k)], b.columns[size_t(q)]) << row;
-    ASSERT_EQ(a.f64[size_t(k)], b.f64[size_t(q)]) << row << ", column " << a.columns[size_t(k)];
+    ASSERT_EQ(a.ColumnOf(ra, k), b.ColumnOf(rb, q)) << row;
+    ASSERT_EQ(a.f64[size_t(k)], b.f64[size_t(q)]) << row << ", column " << a.ColumnOf(ra, k);
   }
   ASSERT_EQ(a.dropped[ra], b.dropped[rb]) << row;
   ASSERT_EQ(a.links.Empty(), b.links.Empty()) << row;
@@ -839,7 +843,7 @@ TEST(SparseOperator, RowsThatOutpaceTheMemoryLimitSaySoEarly) {
     try {
       ComputeSparseRowsCpu(g, embree, tree, counts, 1e-3, false, FormFactorOptions{}, f, timers, counters, sparse,
                            false, nullptr, nullptr, streaming);
-      said.keptBytes = double(f.columns.size()) * KeptEntryBytes(false);
+      said.keptBytes = double(f.EntryCount()) * KeptEntryBytes(false);
     } catch (const InputError &) {
     }
     return said;
@@ -885,8 +889,9 @@ TEST(SparseOperator, FarLinksCarryWhatTheWalkSkipsOfEachRow) {
     worstExact = std::max(worstExact, std::fabs(truth - exact));
     worstLinked = std::max(worstLinked, std::fabs(truth - linked));
     EXPECT_EQ(f.dropped[r], 0.0);
-    for (long long k = f.indptr[r]; k < f.indptr[r + 1]; ++k)  // every evaluated entry kept, as computed
-      ASSERT_EQ(f.f64[size_t(k)], dense.At((long long)r, f.columns[size_t(k)]));
+    f.ForEachEntry(r, [&](int32_t j, long long k) {  // every evaluated entry kept, as computed
+      EXPECT_EQ(f.f64[size_t(k)], dense.At((long long)r, j));
+    });
   }
   std::printf("closed room, far links at 3e-3: %lld links; worst row-sum error %.3g without them, %.3g with\n",
               sparse.links, worstExact, worstLinked);

@@ -39,9 +39,9 @@ void ExpandFarLinks(FormFactorRows &f) {
             "ExpandFarLinks: CSR float64 rows with far links only");
   const PatchTree &tree = *f.links.tree;
   const std::vector<double> nodeArea = NodeAreas(f.links);
-  std::vector<long long> indptr(1, 0);
-  std::vector<int32_t> columns;
-  std::vector<double> values;
+  FormFactorRows expanded;  // the CSR arrays of the rows expanded
+  expanded.n = f.n;
+  expanded.indptr.assign(1, 0);
   std::vector<double> row(size_t(f.n), 0.0);
   std::vector<uint8_t> touched(size_t(f.n), 0);
   std::vector<int32_t> used;
@@ -59,7 +59,7 @@ void ExpandFarLinks(FormFactorRows &f) {
   const ElementFarLinks &elements = f.links.elements;
   for (size_t r = 0; r < f.RowCount(); ++r) {
     used.clear();
-    for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e) add(f.columns[size_t(e)], f.f64[size_t(e)]);
+    f.ForEachEntry(r, [&](int32_t j, long long e) { add(j, f.f64[size_t(e)]); });
     for (long long k = f.links.ptr[r]; k < f.links.ptr[r + 1]; ++k) {
       const int32_t t = f.links.target[size_t(k)];
       const double v = f.links.value[size_t(k)];
@@ -76,17 +76,18 @@ void ExpandFarLinks(FormFactorRows &f) {
           spread(elements.target[size_t(k)], elements.Read(size_t(q), k));
       }
     std::sort(used.begin(), used.end());
+    expanded.AppendRowColumns(used.data(), used.size());
     for (int32_t j : used) {
-      columns.push_back(j);
-      values.push_back(row[size_t(j)]);
+      expanded.f64.push_back(row[size_t(j)]);
       row[size_t(j)] = 0.0;
       touched[size_t(j)] = 0;
     }
-    indptr.push_back((long long)columns.size());
+    expanded.indptr.push_back(expanded.EntryCount());
   }
-  f.indptr = std::move(indptr);
-  f.columns = std::move(columns);
-  f.f64 = std::move(values);
+  f.indptr = std::move(expanded.indptr);
+  f.columnLow = std::move(expanded.columnLow);
+  f.columnSpanStart = std::move(expanded.columnSpanStart);
+  f.f64 = std::move(expanded.f64);
   f.links = FarLinks{};
 }
 

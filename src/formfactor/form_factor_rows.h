@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "formfactor/csr_columns.h"
 #include "util/half.h"
 #include "util/hd.h"
 
@@ -146,10 +147,13 @@ struct FormFactorRows {
   // Dense: rows.size() x n values, row-major. CSR: the values of the stored entries, row by row.
   std::vector<double> f64;                   // with Precision::kDouble, else empty
   std::vector<float> f32;                    // with Precision::kFloat, else empty
-  // CSR only: local row r's entries are [indptr[r], indptr[r + 1]) of `columns` and of the values, columns
-  // ascending; entries not stored are 0.
+  // CSR only: local row r's entries are [indptr[r], indptr[r + 1]) of the values and of the columns, which
+  // ascend; entries not stored are 0. The columns are held in 16 bits each (csr_columns.h): per entry its low
+  // bits, per row where each span of 65536 columns after the first begins. Producers append a row's columns with
+  // AppendRowColumns; readers take them through ForEachEntry, FindEntry or Columns().
   std::vector<long long> indptr;
-  std::vector<int32_t> columns;
+  std::vector<uint16_t> columnLow;
+  std::vector<int32_t> columnSpanStart;  // per row, ColumnSpans(n) - 1
   // CSR from the sparse operator: per local row, the part of the row sum left out (entries computed and
   // dropped, exactly, plus cluster pairs skipped whole, estimated); empty when not known.
   std::vector<double> dropped;
@@ -165,12 +169,68 @@ struct FormFactorRows {
   // Entries stored (dense: rows x n).
   long long StoredEntries() const { return (long long)(precision == Precision::kDouble ? f64.size() : f32.size()); }
   double Value(size_t k) const { return precision == Precision::kDouble ? f64[k] : double(f32[k]); }
+  // CSR: the columns as flat arrays (for loops written once for the host and the device).
+  CsrColumnsView Columns() const {
+    CsrColumnsView v;
+    v.ptr = indptr.data();
+    v.low = columnLow.data();
+    v.spanStart = columnSpanStart.data();
+    v.spans = ColumnSpans(n);
+    return v;
+  }
+  // CSR: calls visit(j, k) for each entry k of local row r, j its column, in column order.
+  template <typename Visit>
+  void ForEachEntry(size_t r, Visit &&visit) const {
+    const CsrColumnsView v = Columns();
+    RowColumnReader column(v, (long long)r);
+    for (long long k = indptr[r]; k < indptr[r + 1]; ++k) visit(column(k), k);
+  }
+  // CSR: the column of entry k, of local row r.
+  int32_t ColumnOf(size_t r, long long k) const {
+    const CsrColumnsView v = Columns();
+    return RowColumnReader(v, (long long)r)(k);
+  }
+  // CSR: the entry of local row r at column j, or -1 where the row does not store it.
+  long long FindEntry(size_t r, long long j) const {
+    const CsrColumnsView v = Columns();
+    const int span = int(j >> kColumnSpanBits);
+    const uint16_t low = uint16_t(j & (kColumnSpan - 1));
+    const auto begin = columnLow.begin() + v.SpanBegin((long long)r, span);
+    const auto end = columnLow.begin() + v.SpanBegin((long long)r, span + 1);
+    const auto it = std::lower_bound(begin, end, low);
+    return it != end && *it == low ? (long long)(it - columnLow.begin()) : -1;
+  }
+  // CSR: appends `count` columns, ascending, as the next row's (its indptr is the caller's to push).
+  void AppendRowColumns(const int32_t *columns, size_t count) {
+    const int spans = ColumnSpans(n);
+    size_t q = 0;
+    for (int s = 1; s < spans; ++s) {
+      while (q < count && columns[q] < ((long long)s << kColumnSpanBits)) ++q;
+      columnSpanStart.push_back(int32_t(q));
+    }
+    for (q = 0; q < count; ++q) columnLow.push_back(uint16_t(columns[q] & (kColumnSpan - 1)));
+  }
+  // CSR: every row's columns at once, from all of them entry by entry (indptr set; each row's ascending).
+  void AssignColumns(const std::vector<int32_t> &all) {
+    columnLow.clear();
+    columnSpanStart.clear();
+    for (size_t r = 0; r + 1 < indptr.size(); ++r)
+      AppendRowColumns(all.data() + indptr[r], size_t(indptr[r + 1] - indptr[r]));
+  }
+  // CSR: every entry's column in full, entry by entry: a copy, for checks and tools (the rows' loops read the
+  // columns where they are held).
+  std::vector<int32_t> ColumnsUnpacked() const {
+    std::vector<int32_t> all(columnLow.size());
+    for (size_t r = 0; r + 1 < indptr.size(); ++r) ForEachEntry(r, [&](int32_t j, long long k) { all[size_t(k)] = j; });
+    return all;
+  }
+  // Entries held (CSR).
+  long long EntryCount() const { return (long long)columnLow.size(); }
   // Entry (local row r, column j), widened to double.
   double At(size_t r, long long j) const {
     if (IsDense()) return Value(r * size_t(n) + size_t(j));
-    const auto begin = columns.begin() + indptr[r], end = columns.begin() + indptr[r + 1];
-    const auto it = std::lower_bound(begin, end, int32_t(j));
-    return it != end && *it == j ? Value(size_t(it - columns.begin())) : 0.0;
+    const long long k = FindEntry(r, j);
+    return k >= 0 ? Value(size_t(k)) : 0.0;
   }
   // Sum of local row r's entries, in column order (and then its far links').
   double RowSum(size_t r) const {
@@ -186,7 +246,7 @@ struct FormFactorRows {
     if (IsDense()) {
       for (long long j = 0; j < n; ++j) sum += Value(r * size_t(n) + size_t(j)) * x[j];
     } else {
-      for (long long k = indptr[r]; k < indptr[r + 1]; ++k) sum += Value(size_t(k)) * x[columns[size_t(k)]];
+      ForEachEntry(r, [&](int32_t j, long long k) { sum += Value(size_t(k)) * x[j]; });
     }
     return sum;
   }
@@ -194,10 +254,13 @@ struct FormFactorRows {
   // too (0 when `from` has none), and its own far links when these rows hold links (links.ptr begun).
   void AppendCsrRow(const FormFactorRows &from, size_t r, bool sums = false) {
     const size_t begin = size_t(from.indptr[r]), end = size_t(from.indptr[r + 1]);
-    columns.insert(columns.end(), from.columns.begin() + long(begin), from.columns.begin() + long(end));
+    const size_t spans = size_t(ColumnSpans(n)) - 1;
+    columnLow.insert(columnLow.end(), from.columnLow.begin() + long(begin), from.columnLow.begin() + long(end));
+    columnSpanStart.insert(columnSpanStart.end(), from.columnSpanStart.begin() + long(r * spans),
+                           from.columnSpanStart.begin() + long((r + 1) * spans));
     if (precision == Precision::kDouble) f64.insert(f64.end(), from.f64.begin() + long(begin), from.f64.begin() + long(end));
     else f32.insert(f32.end(), from.f32.begin() + long(begin), from.f32.begin() + long(end));
-    indptr.push_back((long long)columns.size());
+    indptr.push_back((long long)columnLow.size());
     if (sums) dropped.push_back(from.dropped.empty() ? 0.0 : from.dropped[r]);
     if (!links.ptr.empty()) {
       if (!from.links.Empty()) {
@@ -211,9 +274,10 @@ struct FormFactorRows {
   // CSR: keeps the first `count` rows (with `sums`, their dropped sums; their links, where these rows hold links).
   void TruncateCsrRows(size_t count, bool sums = false) {
     indptr.resize(count + 1);
-    columns.resize(size_t(indptr.back()));
-    if (precision == Precision::kDouble) f64.resize(columns.size());
-    else f32.resize(columns.size());
+    columnLow.resize(size_t(indptr.back()));
+    columnSpanStart.resize(count * size_t(ColumnSpans(n) - 1));
+    if (precision == Precision::kDouble) f64.resize(columnLow.size());
+    else f32.resize(columnLow.size());
     if (sums) dropped.resize(count);
     if (!links.ptr.empty()) {
       links.ptr.resize(count + 1);
@@ -224,13 +288,15 @@ struct FormFactorRows {
   // CSR: appends an empty row (with `sums`, a dropped sum of 0; no links, where these rows hold links).
   void AppendEmptyCsrRow(bool sums = false) {
     indptr.push_back(indptr.back());
+    columnSpanStart.insert(columnSpanStart.end(), size_t(ColumnSpans(n) - 1), 0);
     if (sums) dropped.push_back(0.0);
     if (!links.ptr.empty()) links.ptr.push_back(links.ptr.back());
   }
   // Bytes the entries take (with the CSR index arrays).
   double StoredBytes() const {
     return double(f64.size()) * sizeof(double) + double(f32.size()) * sizeof(float) +
-           double(indptr.size()) * sizeof(long long) + double(columns.size()) * sizeof(int32_t);
+           double(indptr.size()) * sizeof(long long) + double(columnLow.size()) * sizeof(uint16_t) +
+           double(columnSpanStart.size()) * sizeof(int32_t);
   }
 };
 

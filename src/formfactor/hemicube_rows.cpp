@@ -114,11 +114,11 @@ void AppendHemicubeRowsCpu(const HemicubeTracer &tracer, const std::vector<Patch
     }
   });
   for (size_t r = 0; r < rows.size(); ++r) {
-    f.columns.insert(f.columns.end(), columns[r].begin(), columns[r].end());
+    f.AppendRowColumns(columns[r].data(), columns[r].size());
     if (f.precision == Precision::kDouble) f.f64.insert(f.f64.end(), values[r].begin(), values[r].end());
     else
       for (double v : values[r]) f.f32.push_back(float(v));
-    f.indptr.push_back((long long)f.columns.size());
+    f.indptr.push_back(f.EntryCount());
     std::vector<int32_t>().swap(columns[r]);
     std::vector<double>().swap(values[r]);
   }
@@ -157,7 +157,8 @@ HemicubeBvhJob MakeHemicubeBvhJob(BvhView bvh, const Patch *patches, size_t patc
 void StartCsrRows(FormFactorRows &f) {
   f.storage = Storage::kCsr;
   f.indptr.assign(1, 0);
-  f.columns.clear();
+  f.columnLow.clear();
+  f.columnSpanStart.clear();
   f.f64.clear();
   f.f32.clear();
 }
@@ -174,12 +175,15 @@ void AppendHemicubeRows(const int32_t *hits, size_t rows, int resolution, const 
                         size_t patchCount, FormFactorRows &f) {
   const size_t pixels = size_t(HemicubePixels(resolution));
   RowSums sums(patchCount);
+  std::vector<int32_t> columns;
   for (size_t r = 0; r < rows; ++r) {
     for (size_t k = 0; k < pixels; ++k)  // as GatherRowCpu adds them, pixel by pixel
       if (hits[r * pixels + k] >= 0) sums.Add(hits[r * pixels + k], weight[k]);
-    if (f.precision == Precision::kDouble) sums.Take(f.columns, f.f64);
-    else sums.Take(f.columns, f.f32);
-    f.indptr.push_back((long long)f.columns.size());
+    columns.clear();
+    if (f.precision == Precision::kDouble) sums.Take(columns, f.f64);
+    else sums.Take(columns, f.f32);
+    f.AppendRowColumns(columns.data(), columns.size());
+    f.indptr.push_back(f.EntryCount());
   }
 }
 

@@ -42,7 +42,7 @@ RowParts FarErrorParts(const FormFactorRows &f, size_t r, const double *row, dou
     if (t == 0) touched.push_back(j);
     if (t < 2) ++t;
   };
-  for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e) carry(f.columns[size_t(e)]);
+  f.ForEachEntry(r, [&](int32_t j, long long) { carry(j); });
   auto exactOver = [&](int32_t target) {
     if (target < 0) {
       carry(-(target + 1));
@@ -127,11 +127,11 @@ OperatorCheck CheckOperatorRows(MPI_Comm comm, const FormFactorGeometry &g, cons
     double exactSum = 0, keptSum = 0;
     for (long long j = 0; j < f.n; ++j) exactSum += row[j];
     long long differ = 0;
-    for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e) {
-      const double held = f.Value(size_t(e)), value = row[f.columns[size_t(e)]];
+    f.ForEachEntry(r, [&](int32_t j, long long e) {
+      const double held = f.Value(size_t(e)), value = row[j];
       keptSum += held;
       if (held != (narrow ? double(float(value)) : value)) ++differ;
-    }
+    });
     const double said = (f.dropped.empty() ? 0.0 : f.dropped[r]) + f.links.Sum(r);  // what it says of the rest
     const size_t s = size_t(slot[q]);
     notKept[s] = exactSum - keptSum;

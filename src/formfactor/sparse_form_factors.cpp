@@ -438,7 +438,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   }
   out.storage = Storage::kCsr;
   out.indptr.assign(1, 0);
-  out.columns.clear();
+  out.columnLow.clear();
+  out.columnSpanStart.clear();
   out.f32.clear();
   out.f64.clear();
   // No more is reserved than the rank's memory could hold: a larger reservation would be refused by a kernel
@@ -447,7 +448,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     const double most = streaming.limitBytes > 0 ? streaming.limitBytes / bytesEach : double(count);
     return size_t(std::min(double(count), most));
   };
-  out.columns.reserve(reservable(allCandidates, sizeof(int32_t)));
+  out.columnLow.reserve(reservable(allCandidates, sizeof(uint16_t)));
+  out.columnSpanStart.reserve(local * size_t(ColumnSpans(out.n) - 1));
   if (narrow) out.f32.reserve(reservable(allCandidates, sizeof(float)));
   else out.f64.reserve(reservable(allCandidates, sizeof(double)));
   out.links = FarLinks{};
@@ -458,6 +460,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   }
   long long keptSoFar = 0, linksSoFar = 0;
   std::vector<long long> start;
+  std::vector<int32_t> blockColumns;  // the block's candidates, in full (the rows hold their kept ones in 16 bits)
   std::vector<double> narrowValues;
   std::vector<uint8_t> keep;
   auto setKept = [&](long long k, uint8_t kept) {
@@ -484,6 +487,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     // rank's memory.
     if (streaming.limitBytes > 0) {
       const double need = streaming.heldBytes + double(keptSoFar) * KeptEntryBytes(narrow) +
+                          double(first) * KeptRowBytes(out.n) +
                           double(linksSoFar) * kBytesPerFarLink + double(handedHeld) * sizeof(HandedEntry) +
                           SparseBlockBytes(candidateCounts, streaming.linkBounds, first, last, farLinks, narrow,
                                            b + 2 < blocks.size());
@@ -492,8 +496,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
                                           : std::string("not enough memory for the sparse rows"));
     }
     const size_t base = size_t(keptSoFar), blockCandidates = size_t(start.back());
-    out.columns.resize(base + blockCandidates);
-    int32_t *const columns = out.columns.data() + base;
+    blockColumns.resize(blockCandidates);
+    int32_t *const columns = blockColumns.data();
     double *values = nullptr;
     if (narrow) {
       narrowValues.assign(blockCandidates, 0.0);
@@ -650,9 +654,10 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     size_t write = base;
     for (size_t r = first; r < last; ++r) {
       const size_t br = r - first;
+      long long kept = start[br];  // the row's kept columns moved down over its candidates, then held
       for (long long k = start[br]; k < start[br + 1]; ++k) {
         if (farLinks ? values[k] != 0 : keep[size_t(k)] != 0) {
-          out.columns[write] = columns[k];
+          columns[kept++] = columns[k];
           if (narrow) out.f32.push_back(float(values[k]));  // each value rounded once, when final
           else out.f64[write] = values[k];
           ++write;
@@ -661,6 +666,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
           ++s.droppedEntries;
         }
       }
+      out.AppendRowColumns(columns + start[br], size_t(kept - start[br]));
       out.indptr.push_back((long long)write);
       if (farLinks) {
         out.links.target.insert(out.links.target.end(), rowTargets[br].begin(), rowTargets[br].end());
@@ -670,7 +676,6 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
       handedHeld -= (long long)handed[r].size();
       std::vector<HandedEntry>().swap(handed[r]);
     }
-    out.columns.resize(write);
     if (!narrow) out.f64.resize(write);
     keptSoFar = (long long)write;
     linksSoFar = (long long)out.links.target.size();
@@ -678,7 +683,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     ReturnFreedMemory();  // the block's per-row link arrays and handed entries, freed above
     if (streaming.limitBytes > 0 && streaming.outpaced && !streaming.rowsAlone && !outpacedSaid && last < local &&
         20 * last >= local) {
-      const double kept = double(keptSoFar) * KeptEntryBytes(narrow) + double(linksSoFar) * kBytesPerFarLink;
+      const double kept = double(keptSoFar) * KeptEntryBytes(narrow) + double(last) * KeptRowBytes(out.n) +
+                          double(linksSoFar) * kBytesPerFarLink;
       const double projected = streaming.heldBytes + kept * double(local) / double(last);
       if (projected > streaming.limitBytes) {
         streaming.outpaced(projected, streaming.limitBytes, (long long)last);

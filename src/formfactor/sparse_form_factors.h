@@ -63,8 +63,10 @@ std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, 
 // Bytes per candidate of the block of rows at hand (column, value and flag; float rows add their narrowed
 // copy).
 constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (floatRows ? 4 : 0); }
-// Per entry kept (column and value), and per far link (target and value, FarLinks).
-constexpr double KeptEntryBytes(bool floatRows) { return 4 + (floatRows ? 4 : 8); }
+// Per entry kept (its column's 16 bits and its value: FormFactorRows), per row kept (its pointer and its columns'
+// span table) and per far link (target and value, FarLinks).
+constexpr double KeptEntryBytes(bool floatRows) { return 2 + (floatRows ? 4 : 8); }
+inline double KeptRowBytes(long long n) { return 8 + 4.0 * double(ColumnSpans(n) - 1); }
 constexpr double kBytesPerFarLink = 4 + 4;
 
 // ComputeSparseRowsCpu takes a rank's rows in blocks of consecutive rows, about `blockSize` candidates each, with

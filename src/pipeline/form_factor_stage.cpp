@@ -323,7 +323,8 @@ namespace {
 // The arrays of two sets of CSR rows (entries, dropped sums, the rows' far links) exchanged, without a copy.
 void SwapCsrArrays(FormFactorRows &a, FormFactorRows &b) {
   std::swap(a.indptr, b.indptr);
-  std::swap(a.columns, b.columns);
+  std::swap(a.columnLow, b.columnLow);
+  std::swap(a.columnSpanStart, b.columnSpanStart);
   std::swap(a.f64, b.f64);
   std::swap(a.f32, b.f32);
   std::swap(a.dropped, b.dropped);
@@ -574,7 +575,8 @@ void FormFactorJob::PrepareSparse() {
   // are not links. But beyond the limit the blocks' check may stop the run late, when what the rows keep
   // outgrows it, so it is said now: a city split to N = 999857 stopped so after 29 minutes (587187 rows of
   // 999857 done, 18.2 GiB available).
-  double rowsBound = heldBytes_ + largestBlock + double(candidates_) * KeptEntryBytes(narrow);
+  double rowsBound = heldBytes_ + largestBlock + double(candidates_) * KeptEntryBytes(narrow) +
+                     double(f_.rows.size()) * KeptRowBytes(f_.n);
   for (long long links : linkBounds_) rowsBound += double(links) * kBytesPerFarLink;
   double worstRowsBound = 0;
   MPI_Allreduce(&rowsBound, &worstRowsBound, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -690,7 +692,7 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
       for (const auto &[name, unused] : done) *RowWorkField(before, name) = checkpoint_->DoneCount(name);
       mine.Add(before);
     }
-    mine.kept = (long long)f_.columns.size();
+    mine.kept = f_.EntryCount();
     mine.links = (long long)f_.links.target.size();
   } else {
     // Said by the rank whose rows outpace its memory, once: it may not be the one that prints progress.
@@ -773,7 +775,7 @@ void FormFactorJob::SummariseSparse(const std::vector<double> &rowSums) {
   double maxima[3] = {droppedMax, skyMax, -skyMin}, allMaxima[3] = {};
   MPI_Allreduce(maxima, allMaxima, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   const double n = double(std::max<long long>(patchCount_, 1));
-  long long nonzeros = Hemicube() ? (long long)f_.columns.size() : sparseTotals_.kept, allNonzeros = nonzeros;
+  long long nonzeros = Hemicube() ? f_.EntryCount() : sparseTotals_.kept, allNonzeros = nonzeros;
   if (Hemicube()) MPI_Allreduce(&nonzeros, &allNonzeros, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   sparseSummary_ = SparseSummary{allSums[0] / n, allMaxima[0], -allMaxima[2], allSums[1] / n, allMaxima[1],
                                  allNonzeros};

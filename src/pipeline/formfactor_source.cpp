@@ -70,7 +70,7 @@ void CheckEntries(MPI_Comm comm, const std::string &path, const FormFactorRows &
       j = k % f.n;
     } else {
       r = size_t(std::upper_bound(f.indptr.begin(), f.indptr.end(), k) - f.indptr.begin() - 1);
-      j = f.columns[size_t(k)];
+      j = f.ColumnOf(r, k);
     }
     char text[160];
     std::snprintf(text, sizeof text, ": F[%lld][%lld] is %g; form factors are finite and >= 0 (to %g)", f.rows[r], j,

@@ -92,8 +92,7 @@ std::vector<double> GroupViewFactors(MPI_Comm comm, const FormFactorRows &f, con
       for (long long j = 0; j < f.n; ++j)
         row[groups.ofPatch[size_t(j)]] += fixed.Of(area * f.Value(r * size_t(f.n) + size_t(j)));
     } else {
-      for (long long e = f.indptr[r]; e < f.indptr[r + 1]; ++e)
-        row[groups.ofPatch[size_t(f.columns[size_t(e)])]] += fixed.Of(area * f.Value(size_t(e)));
+      f.ForEachEntry(r, [&](int32_t j, long long e) { row[groups.ofPatch[size_t(j)]] += fixed.Of(area * f.Value(size_t(e))); });
     }
   }
   MPI_Datatype int128;

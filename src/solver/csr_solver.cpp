@@ -20,13 +20,12 @@ namespace {
 template <typename T>
 void RowDot(const FormFactorRows &f, const T *values, size_t r, Channels x, double out[3]) {
   double red = 0, green = 0, blue = 0;
-  for (long long k = f.indptr[r]; k < f.indptr[r + 1]; ++k) {
+  f.ForEachEntry(r, [&](int32_t j, long long k) {
     const double v = double(values[k]);
-    const size_t j = size_t(f.columns[size_t(k)]);
     red += v * x.r[j];
     green += v * x.g[j];
     blue += v * x.b[j];
-  }
+  });
   out[0] = red;
   out[1] = green;
   out[2] = blue;

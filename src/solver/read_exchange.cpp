@@ -104,7 +104,7 @@ ReadPlan MakeReadPlan(const PatchTree *tree, const std::vector<int32_t> &patchOw
 void RowsRead(const FormFactorRows &f, std::vector<int32_t> &nodes, std::vector<int32_t> &patches) {
   // Marks, not a sorted copy of the columns: a rank's entries can be far more than its patches.
   std::vector<uint8_t> patchRead(size_t(f.n), 0), nodeRead;
-  for (int32_t j : f.columns) patchRead[size_t(j)] = 1;
+  for (size_t r = 0; r < f.RowCount(); ++r) f.ForEachEntry(r, [&](int32_t j, long long) { patchRead[size_t(j)] = 1; });
   if (!f.links.Empty()) {
     nodeRead.assign(f.links.tree->nodes.size(), 0);
     for (int32_t t : f.links.target) (t >= 0 ? nodeRead[size_t(t)] : patchRead[size_t(-(t + 1))]) = 1;

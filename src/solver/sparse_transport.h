@@ -25,8 +25,7 @@ namespace rad {
 
 template <typename T>
 struct CsrRowsView {
-  const long long *ptr;  // local rows + 1
-  const int32_t *columns;
+  CsrColumnsView columns;  // with the rows' pointers (local rows + 1)
   const T *values;
 };
 
@@ -34,9 +33,10 @@ struct CsrRowsView {
 template <typename T>
 RAD_HD RAD_INLINE void AddRowTimes(const CsrRowsView<T> &f, long long r, const double *x, long long n, int lane,
                                    int stride, double acc[3]) {
-  for (long long k = f.ptr[r] + lane; k < f.ptr[r + 1]; k += stride) {
+  RowColumnReader column(f.columns, r);
+  for (long long k = f.columns.ptr[r] + lane; k < f.columns.ptr[r + 1]; k += stride) {
     const double v = double(f.values[k]);
-    const long long j = f.columns[k];
+    const long long j = column(k);
     acc[0] += v * x[j];
     acc[1] += v * x[j + n];
     acc[2] += v * x[j + 2 * n];
@@ -51,9 +51,10 @@ template <typename T>
 RAD_HD RAD_INLINE void GaussSeidelRowPass(const CsrRowsView<T> &f, long long r, const double *x, const double *b,
                                           long long n, const int32_t *localOf, long long g0, int lane, int stride,
                                           double newest[3], double start[3], double *triangle) {
-  for (long long k = f.ptr[r] + lane; k < f.ptr[r + 1]; k += stride) {
+  RowColumnReader column(f.columns, r);
+  for (long long k = f.columns.ptr[r] + lane; k < f.columns.ptr[r + 1]; k += stride) {
     const double v = double(f.values[k]);
-    const long long j = f.columns[k];
+    const long long j = column(k);
     for (int c = 0; c < 3; ++c) {
       newest[c] += v * x[j + c * n];
       start[c] += v * b[j + c * n];
