@@ -197,7 +197,18 @@ void WriteFarLinks(MPI_Comm comm, hid_t file, const FormFactorRows &f) {
   H5Handle value = Create1d(group, "link_value", H5T_IEEE_F64LE, links.total);
   if (links.total > 0) {
     Write1d(target, links.before, mine, f.links.target.data(), H5T_NATIVE_INT32);
-    Write1d(value, links.before, mine, f.links.value.data(), H5T_NATIVE_FLOAT);
+    // The values widened to float64, the file's type, a block at a time (a whole rank's at once would take 8
+    // bytes a link beside their 2), every rank in each block's collective write.
+    constexpr long long kBlock = 1LL << 22;
+    long long blocks = (mine + kBlock - 1) / kBlock, allBlocks = 0;
+    RAD_MPI(MPI_Allreduce(&blocks, &allBlocks, 1, MPI_LONG_LONG, MPI_MAX, comm));
+    std::vector<double> wide;
+    for (long long b = 0; b < allBlocks; ++b) {
+      const long long first = std::min(mine, b * kBlock), count = std::min(mine, first + kBlock) - first;
+      wide.resize(size_t(count));
+      for (long long k = 0; k < count; ++k) wide[size_t(k)] = f.links.Value(size_t(first + k));
+      Write1d(value, links.before + first, count, wide.data(), H5T_NATIVE_DOUBLE);
+    }
   }
   WriteDoubleAttribute(group, "far_links", double(links.total));
   WriteDoubleAttribute(group, "tree_nodes", double(f.links.tree->nodes.size()));
@@ -245,13 +256,15 @@ void ReadFarLinks(MPI_Comm comm, hid_t file, const std::string &path, const std:
   if (selected == 0) RAD_H5(H5Sselect_none(memSpace));
   H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
   RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
-  // Straight into the links (one element of room when this rank reads none).
+  // Straight into the targets (one element of room when this rank reads none); the values through float, then
+  // held in binary16 (FarLinkBits: values this program wrote come back to the bit).
   links.target.resize(memDims[0]);
-  links.value.resize(memDims[0]);
+  std::vector<float> read(memDims[0]);
   RAD_H5(H5Dread(target, H5T_NATIVE_INT32, memSpace, fileSpace, dxpl, links.target.data()));
-  RAD_H5(H5Dread(value, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, links.value.data()));
+  RAD_H5(H5Dread(value, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, read.data()));
   links.target.resize(size_t(selected));
-  links.value.resize(size_t(selected));
+  read.resize(size_t(selected));
+  links.value.assign(read.size(), 0);
 
   auto tree = std::make_shared<PatchTree>(BuildPatchTree(patches));
   H5Handle group(RAD_H5(H5Gopen2(file, "formfactors", H5P_DEFAULT)));
@@ -264,10 +277,12 @@ void ReadFarLinks(MPI_Comm comm, hid_t file, const std::string &path, const std:
   const long long n = (long long)patches.size(), nodeCount = (long long)tree->nodes.size();
   for (size_t k = 0; k < links.target.size() && problem.empty(); ++k) {
     const long long t = links.target[k];
-    if (t >= nodeCount || t < -n || !std::isfinite(links.value[k]))
+    if (t >= nodeCount || t < -n || !FarLinkBits(read[k], links.value[k]))
       problem = "/formfactors/link_target or link_value: link " + std::to_string(k) + " of this rank's rows names " +
-                "target " + std::to_string(t) + " with value " + std::to_string(links.value[k]);
+                "target " + std::to_string(t) + " with value " + std::to_string(read[k]) +
+                " (a node of the tree or a patch, and a finite value below 64: a sum of form factors)";
   }
+  std::vector<float>().swap(read);
   AgreeOrThrow(comm, problem.empty(), path + ": " + problem);
   problem = ReadElementLinks(file, path, patches, nodeCount, f);
   AgreeOrThrow(comm, problem.empty(), path + ": " + problem);

@@ -103,7 +103,9 @@ void AddFarLinks(const SparseSystem &s, FormFactorRows &f) {
     for (uint32_t k = 0; k < 1 + i % 4; ++k) {
       const bool node = Unit(i, k, 5) < 0.7;
       l.target.push_back(node ? int32_t(Unit(i, k, 6) * nodes) : -(int32_t(Unit(i, k, 6) * double(s.n)) + 1));
-      l.value.push_back(float(0.02 * Unit(i, k, 7)));
+      uint16_t bits = 0;
+      EXPECT_TRUE(FarLinkBits(0.02 * Unit(i, k, 7), bits));
+      l.value.push_back(bits);
     }
     l.ptr.push_back((long long)l.target.size());
   }
@@ -159,7 +161,7 @@ double FarFieldByDefinition(const FormFactorRows &f, size_t r, const std::vector
   double sum = 0;
   for (long long k = l.ptr[r]; k < l.ptr[r + 1]; ++k) {
     const int32_t t = l.target[size_t(k)];
-    sum += double(l.value[size_t(k)]) * (t >= 0 ? mean(t) : b[size_t(-(t + 1)) + size_t(c) * n]);
+    sum += l.Value(size_t(k)) * (t >= 0 ? mean(t) : b[size_t(-(t + 1)) + size_t(c) * n]);
   }
   const ElementFarLinks &e = l.elements;
   for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "formfactor/element_links.h"
+#include "formfactor/form_factor_rows.h"
 #include "util/half.h"
 #include "util/rng.h"
 
@@ -158,6 +159,33 @@ TEST(Half, ElementLinkShapesHoldTheTermsAndSurviveAFile) {
   EXPECT_FALSE(MakeElementLink(1, 1.0, steep, none, 0.37, link));
   EXPECT_FALSE(MakeElementLink(1, 0.0, flat, bent, 0.37, link));
   EXPECT_TRUE(MakeElementLink(1, 0.0, flat, none, 0.37, link));
+}
+
+// Far links' values (form_factor_rows.h): binary16 of the value times 2^10, so that every value a link may carry
+// (a sum of F, up to about 1) down to 2^-24 keeps 11 significant bits, the smallest are held to 2^-35, and what
+// does not fit (64 and above, not finite) is refused.
+TEST(Half, FarLinkValuesKeepElevenBitsFromOneDownToTwoToTheMinus24) {
+  uint64_t state = 12345;
+  for (int q = 0; q < 200000; ++q) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double value = std::ldexp(double(state >> 11) * 0x1p-53 + 0.5, -int(state % 40));  // 2^-41 .. 1
+    uint16_t bits = 0;
+    ASSERT_TRUE(FarLinkBits(value, bits)) << value;
+    const double held = FarLinkValue(bits);
+    if (value >= 0x1p-24) ASSERT_LE(std::fabs(held - value), 0x1p-11 * value) << value;
+    else ASSERT_LE(std::fabs(held - value), 0x1p-35) << value;
+    uint16_t again = 0;
+    ASSERT_TRUE(FarLinkBits(held, again));
+    ASSERT_EQ(again, bits);  // a value held reads back to its own bits (a file written and read)
+  }
+  uint16_t bits = 0;
+  EXPECT_TRUE(FarLinkBits(63.9, bits));
+  EXPECT_NEAR(FarLinkValue(bits), 63.9, 63.9 * 0x1p-11);
+  EXPECT_FALSE(FarLinkBits(64.0, bits));
+  EXPECT_FALSE(FarLinkBits(std::numeric_limits<double>::infinity(), bits));
+  EXPECT_FALSE(FarLinkBits(std::nan(""), bits));
+  EXPECT_TRUE(FarLinkBits(0.0, bits));
+  EXPECT_EQ(FarLinkValue(bits), 0.0);
 }
 
 }  // namespace

@@ -450,7 +450,10 @@ TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
   const int32_t nodes = int32_t(f.links.tree->nodes.size());
   f.links.ptr = {0, 2, 4, 5};
   f.links.target = {1, -(5 + 1), nodes - 1, 2, -(1 + 1)};  // nodes, and single patches (5: already an entry)
-  f.links.value = {0.05, 0.01, 0.02, 0.04, 0.03};
+  for (double v : {0.05, 0.01, 0.02, 0.04, 0.03}) {
+    f.links.value.push_back(0);
+    ASSERT_TRUE(FarLinkBits(v, f.links.value.back()));
+  }
   const FormFactorRows before = f;
   std::vector<double> x(3 * static_cast<size_t>(n));  // n x 3, column-major: channel 0 is read below
   for (size_t j = 0; j < x.size(); ++j) x[j] = std::cos(double(j) * 0.91) + 1.5;
@@ -465,7 +468,7 @@ TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
     before.ForEachEntry(r, [&](int32_t j, long long e) { expected += before.f64[size_t(e)] * x[size_t(j)]; });
     for (long long k = before.links.ptr[r]; k < before.links.ptr[r + 1]; ++k) {
       const int32_t t = before.links.target[size_t(k)];
-      expected += before.links.value[size_t(k)] * (t >= 0 ? means[size_t(t)] : x[size_t(-(t + 1))]);
+      expected += before.links.Value(size_t(k)) * (t >= 0 ? means[size_t(t)] : x[size_t(-(t + 1))]);
     }
     int32_t previous = -1;
     f.ForEachEntry(r, [&](int32_t j, long long e) {
@@ -1339,7 +1342,7 @@ TEST(SparseOperator, ElementsTakeTheFarLinksOfTheirRowsOnceForAll) {
   const FormFactorRows c = WideElementRows(g, embree, kTolerance, half, n / 2);
   auto reads = [](const FarLinks &links, size_t r) {  // (target, value) of every link row r reads
     std::vector<std::pair<int32_t, double>> all;
-    for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k) all.emplace_back(links.target[size_t(k)], links.value[size_t(k)]);
+    for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k) all.emplace_back(links.target[size_t(k)], links.Value(size_t(k)));
     const ElementFarLinks &e = links.elements;
     for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {
       const size_t m = size_t(e.rowElement[size_t(q)]);

@@ -62,7 +62,7 @@ void ExpandFarLinks(FormFactorRows &f) {
     f.ForEachEntry(r, [&](int32_t j, long long e) { add(j, f.f64[size_t(e)]); });
     for (long long k = f.links.ptr[r]; k < f.links.ptr[r + 1]; ++k) {
       const int32_t t = f.links.target[size_t(k)];
-      const double v = f.links.value[size_t(k)];
+      const double v = f.links.Value(size_t(k));
       if (t < 0) {
         add(-(t + 1), v);
         continue;

@@ -98,6 +98,16 @@ struct ElementFarLinks {
   }
 };
 
+// A far link's value held in binary16 (util/half.h) as value times 2^10, so that values down to 2^-24 keep
+// binary16's 11 significant bits (rounded by at most 2^-11 of themselves, 4.9e-4) and the largest held is 63.97
+// (a far link carries a sum of F, at most about 1). The links' values are estimates good to about 1e-3 of a
+// row; rounding each to nearest, independently, moves a row of some 500 links by about 1e-5 of its far sum by
+// chance (measured: jobs/README.md), for 2 bytes a link where float took 4: a gigabyte at a million patches.
+constexpr double kFarLinkScale = 0x1p10;
+RAD_HD RAD_INLINE double FarLinkValue(uint16_t bits) { return HalfBitsToDouble(bits) * (1 / kFarLinkScale); }
+// False where the value does not fit (not finite, or beyond 63.97).
+RAD_HD RAD_INLINE bool FarLinkBits(double value, uint16_t &bits) { return DoubleToHalfBits(value * kFarLinkScale, bits); }
+
 // The far field of the hierarchical operator: per row, links to the tree nodes and single patches that the
 // walk left out, each carrying the estimated sum of the row's entries over its patches, and the links of the
 // elements above the row. B reaches a row through a link as the area-weighted mean of B over the link's
@@ -105,23 +115,23 @@ struct ElementFarLinks {
 struct FarLinks {
   std::vector<long long> ptr;     // local rows + 1; empty: no far links
   std::vector<int32_t> target;    // >= 0: node of `tree`; < 0: patch -(target + 1)
-  // The estimated sum of F over the target's patches, held in float: the estimates are good to about 1e-3
-  // of a row, and the rows' links are a quarter of a city's memory (50.6 M at N = 102096): float rounding
-  // (6e-8 of each) is far inside their error. Files hold them in float64.
-  std::vector<float> value;
+  // The estimated sum of F over the target's patches, in binary16 (FarLinkBits, FarLinkValue): the rows'
+  // links are a quarter of a city's memory (50.6 M at N = 102096). Files hold them in float64.
+  std::vector<uint16_t> value;
   std::shared_ptr<const PatchTree> tree;
   std::vector<double> area;       // per patch: the means' weights
   ElementFarLinks elements;
   bool Empty() const { return ptr.empty(); }
+  double Value(size_t k) const { return FarLinkValue(value[k]); }
   // Bytes the rows' own links take (the elements' are elements.StoredBytes()).
   double StoredBytes() const {
     return double(ptr.size()) * sizeof(long long) + double(target.size()) * sizeof(int32_t) +
-           double(value.size()) * sizeof(float);
+           double(value.size()) * sizeof(uint16_t);
   }
   double Sum(size_t r) const {
     double sum = 0;
     if (!Empty())
-      for (long long k = ptr[r]; k < ptr[r + 1]; ++k) sum += value[size_t(k)];
+      for (long long k = ptr[r]; k < ptr[r + 1]; ++k) sum += Value(size_t(k));
     return sum + elements.Sum(r);
   }
 };

@@ -59,7 +59,7 @@ RowParts FarErrorParts(const FormFactorRows &f, size_t r, const double *row, dou
   for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k) {
     const int32_t target = links.target[size_t(k)];
     const double exact = exactOver(target);
-    p.part[target < 0 ? 1 : 0] += double(links.value[size_t(k)]) - exact;
+    p.part[target < 0 ? 1 : 0] += links.Value(size_t(k)) - exact;
     carriedExactly += exact;
   }
   const ElementFarLinks &e = links.elements;

@@ -456,7 +456,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   if (farLinks) {
     out.links.ptr.assign(1, 0);
     out.links.target.reserve(reservable(allLinkBounds, sizeof(int32_t)));
-    out.links.value.reserve(reservable(allLinkBounds, sizeof(float)));
+    out.links.value.reserve(reservable(allLinkBounds, sizeof(uint16_t)));
   }
   long long keptSoFar = 0, linksSoFar = 0;
   std::vector<long long> start;
@@ -467,12 +467,12 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     if (!farLinks) keep[size_t(k)] = kept;
   };
   // Far links: each row's in arrays of their own, filled from a thread's scratch once the row's walk is done.
-  // Their values in float from the start, as FarLinks holds them (rounded once either way).
+  // Their values in binary16 from the start, as FarLinks holds them (FarLinkBits).
   std::vector<std::vector<int32_t>> rowTargets;
-  std::vector<std::vector<float>> rowValues;
+  std::vector<std::vector<uint16_t>> rowValues;
   struct LinkScratch {
     std::vector<int32_t> targets;
-    std::vector<float> values;
+    std::vector<uint16_t> values;
   };
   tbb::enumerable_thread_specific<LinkScratch> linkScratch;
   Progress progress("form factors (sparse)", (long long)local, showProgress);
@@ -520,8 +520,10 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         long long k = start[br];
         LinkScratch &scratch = linkScratch.local();
         auto link = [&](int32_t target, double value) {
+          uint16_t bits = 0;
+          RAD_CHECK(FarLinkBits(value, bits), "ComputeSparseRowsCpu: a far link's value beyond binary16 (a sum of F)");
           scratch.targets.push_back(target);
-          scratch.values.push_back(float(value));
+          scratch.values.push_back(bits);
         };
         auto candidate = [&](int32_t j) {
           RAD_CHECK(k < start[br + 1], "ComputeSparseRowsCpu: more candidates than counted");

@@ -75,7 +75,7 @@ struct FarFieldView {
   // The rows' own links (FarLinks::ptr, target, value).
   const long long *linkPtr = nullptr;
   const int32_t *linkTarget = nullptr;
-  const float *linkValue = nullptr;
+  const uint16_t *linkValue = nullptr;  // FarLinkValue
   // The elements' links (ElementFarLinks): per element held, its links; per local row, its elements.
   long long elements = 0;
   const long long *elementPtr = nullptr;
@@ -130,7 +130,7 @@ RAD_HD RAD_INLINE void AddRowFarField(const FarFieldView &v, long long r, const 
     const int32_t t = v.linkTarget[k];
     const double *source = t >= 0 ? means + t : x - (t + 1);  // patch -(t + 1)
     const long long ld = t >= 0 ? (long long)v.nodes : n;
-    const double value = double(v.linkValue[k]);
+    const double value = FarLinkValue(v.linkValue[k]);
     for (int c = 0; c < 3; ++c) acc[c] += value * source[c * ld];
   }
   if (!v.hasElements) return;

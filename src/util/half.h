@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "util/hd.h"
 
@@ -31,11 +32,18 @@ RAD_HD RAD_INLINE bool DoubleToHalfBits(double x, uint16_t &bits) {
   return true;
 }
 
-// The value of binary16 bits that DoubleToHalfBits made (exponent field below 31), exactly.
+// The value of binary16 bits that DoubleToHalfBits made (exponent field below 31), exactly: a subnormal as its
+// multiple of 2^-24, a normal value's exponent and significand moved into a double's fields (no libm call: the
+// solvers read far links' values this way every sweep).
 RAD_HD RAD_INLINE double HalfBitsToDouble(uint16_t bits) {
-  const int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
-  const double magnitude =
-      exponent == 0 ? std::ldexp(double(mantissa), -24) : std::ldexp(double(mantissa | 0x400), exponent - 25);
+  const uint64_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  double magnitude;
+  if (exponent == 0) {
+    magnitude = double(mantissa) * 0x1p-24;
+  } else {
+    const uint64_t pattern = ((exponent - 15 + 1023) << 52) | (mantissa << 42);
+    std::memcpy(&magnitude, &pattern, sizeof magnitude);
+  }
   return (bits & 0x8000) ? -magnitude : magnitude;
 }
 
