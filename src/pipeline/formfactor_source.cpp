@@ -29,10 +29,11 @@ BeforeReadingRows CheckMemoryBeforeReading(const std::string &path, const std::s
     request.model = extra;
     request.model.bytesPerEntry = read.storedAsFloat ? 4 : 8;
     if (read.storedEntries >= 0) {  // kept as CSR: the stored entries, their columns and the blocks read
-      // Per entry its value and column; one block of columns and values as read (16 bytes an entry), and one
-      // row's entries being sorted (at most N, 16 bytes each).
+      // Per entry its value and column, the column both as read (int32) and as held (16 bits: ReadCsrRowsAsCsr);
+      // one block of columns and values as read (16 bytes an entry), and one row's entries being sorted (at most
+      // N, 16 bytes each).
       const double entries = double(read.storedEntries);
-      const double need = entries * (request.model.bytesPerEntry + 4) + double(request.rows) * 8 +
+      const double need = entries * (request.model.bytesPerEntry + 4 + 2) + double(request.rows) * 8 +
                           double(read.patches) * (double(sizeof(Patch)) + 16 * sizeof(double)) + extra.fixedBytes +
                           16 * std::min(entries, double(kExportBlockEntries)) + 16 * std::min(entries, double(read.patches));
       budget = CheckMemoryNeed(MPI_COMM_WORLD, need, memoryLimit, [&](double worst, double limit, const std::string &source) {
