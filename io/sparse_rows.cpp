@@ -16,10 +16,7 @@ ExportRows SparseView(const FormFactorRows &f, long long firstRow, double dropBe
   rows.rowCount = (long long)f.RowCount();
   rows.f64 = f.F64();
   rows.f32 = f.F32();
-  if (f.IsCsr()) {
-    rows.indptr = f.indptr.data();
-    rows.columns = f.Columns();
-  }
+  if (f.IsCsr()) rows.columns = f.Columns();
   rows.dropBelow = dropBelow;
   return rows;
 }

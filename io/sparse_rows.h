@@ -31,9 +31,8 @@ struct ExportRows {
   long long rowCount = 0;
   const double *f64 = nullptr;  // exactly one of f64 / f32: rowCount x n dense, or the CSR values
   const float *f32 = nullptr;
-  // CSR rows (FormFactorRows::IsCsr): local row r is entries [indptr[r], indptr[r + 1]) of columns and values,
-  // in column order. Null for dense rows.
-  const long long *indptr = nullptr;
+  // CSR rows (FormFactorRows::IsCsr): local row r is entries [columns.ptr[r], columns.ptr[r + 1]) of the columns
+  // and values, in column order. columns.ptr is null for dense rows.
   CsrColumnsView columns;
   double dropBelow = 0;  // entries with |F_ij| < dropBelow are dropped (0: nothing is dropped)
 
@@ -42,13 +41,13 @@ struct ExportRows {
   template <typename Visit>
   void ForEachNonzero(long long r, Visit &&visit) const {
     auto value = [&](size_t k) { return f64 ? f64[k] : double(f32[k]); };
-    if (!indptr) {
+    if (!columns.ptr) {
       for (long long j = 0; j < n; ++j)
         if (const double v = value(size_t(r) * size_t(n) + size_t(j)); v != 0.0) visit(j, v);
       return;
     }
     RowColumnReader column(columns, r);
-    for (long long k = indptr[r]; k < indptr[r + 1]; ++k)
+    for (long long k = columns.ptr[r]; k < columns.ptr[r + 1]; ++k)
       if (const double v = value(size_t(k)); v != 0.0) visit((long long)column(k), v);
   }
   // Exact zeros are never stored; entries below the threshold in magnitude are dropped.
