@@ -159,7 +159,7 @@ double FarFieldBytes(const FarLinks &l, long long m) {
   const ElementFarLinks &e = l.elements;
   const double nodes = double(l.tree->nodes.size());
   return nodes * (4 + 4 + 8 + 3 * 8) + double(l.tree->order.size()) * 4 + double(l.area.size()) * 8 +
-         double(l.ptr.size()) * 8 + double(l.target.size()) * (4 + 2) +
+         double(l.ptr.size()) * 8 + double(l.LinkCount()) * (2 + 2) + double(l.nameSpanStart.size()) * 4 +
          double(e.ptr.size()) * 8 + double(e.target.size()) * (4 + 4 + 2 * kElementLinkShape) + double(e.rowPtr.size()) * 8 +
          double(e.rowElement.size()) * (4 + 16) + double(e.element.size()) * kGatheredPerElement * 8 + double(m) * 3 * 8;
 }

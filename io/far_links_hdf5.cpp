@@ -182,7 +182,7 @@ void WriteFarLinks(MPI_Comm comm, hid_t file, const FormFactorRows &f) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   const long long rowCount = (long long)f.RowCount(), firstRow = f.rows.empty() ? 0 : f.rows[0];
-  const long long mine = (long long)f.links.target.size();
+  const long long mine = f.links.LinkCount();
   const RankOffset links = ExclusiveScan(comm, mine);
   H5Handle group(RAD_H5(H5Gopen2(file, "formfactors", H5P_DEFAULT)));
   {
@@ -196,15 +196,16 @@ void WriteFarLinks(MPI_Comm comm, hid_t file, const FormFactorRows &f) {
   H5Handle target = Create1d(group, "link_target", H5T_STD_I32LE, links.total);
   H5Handle value = Create1d(group, "link_value", H5T_IEEE_F64LE, links.total);
   if (links.total > 0) {
-    Write1d(target, links.before, mine, f.links.target.data(), H5T_NATIVE_INT32);
-    // The values widened to float64, the file's type, a block at a time (a whole rank's at once would take 8
-    // bytes a link beside their 2), every rank in each block's collective write.
+    // The targets whole and the values widened to float64, the file's types, a block at a time (a whole rank's
+    // at once would take 12 bytes a link beside their 4), every rank in each block's collective writes.
     constexpr long long kBlock = 1LL << 22;
     long long blocks = (mine + kBlock - 1) / kBlock, allBlocks = 0;
     RAD_MPI(MPI_Allreduce(&blocks, &allBlocks, 1, MPI_LONG_LONG, MPI_MAX, comm));
     std::vector<double> wide;
     for (long long b = 0; b < allBlocks; ++b) {
       const long long first = std::min(mine, b * kBlock), count = std::min(mine, first + kBlock) - first;
+      const std::vector<int32_t> targets = f.links.TargetsUnpacked(first, count);
+      Write1d(target, links.before + first, count, targets.data(), H5T_NATIVE_INT32);
       wide.resize(size_t(count));
       for (long long k = 0; k < count; ++k) wide[size_t(k)] = f.links.Value(size_t(first + k));
       Write1d(value, links.before + first, count, wide.data(), H5T_NATIVE_DOUBLE);
@@ -243,9 +244,6 @@ std::vector<long long> InspectFarLinks(hid_t file, const std::string &path, long
 
 void ReadFarLinks(MPI_Comm comm, hid_t file, const std::string &path, const std::vector<long long> &linkPtr,
                   const std::vector<Patch> &patches, FormFactorRows &f) {
-  FarLinks &links = f.links;
-  links.ptr.assign(1, 0);
-  for (long long i : f.rows) links.ptr.push_back(links.ptr.back() + linkPtr[size_t(i) + 1] - linkPtr[size_t(i)]);
   // The union of this rank's rows' runs of links (adjacent rows merge), read collectively in row order.
   H5Handle target(RAD_H5(H5Dopen2(file, "/formfactors/link_target", H5P_DEFAULT)));
   H5Handle value(RAD_H5(H5Dopen2(file, "/formfactors/link_value", H5P_DEFAULT)));
@@ -256,15 +254,16 @@ void ReadFarLinks(MPI_Comm comm, hid_t file, const std::string &path, const std:
   if (selected == 0) RAD_H5(H5Sselect_none(memSpace));
   H5Handle dxpl(RAD_H5(H5Pcreate(H5P_DATASET_XFER)));
   RAD_H5(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE));
-  // Straight into the targets (one element of room when this rank reads none); the values through float, then
-  // held in binary16 (FarLinkBits: values this program wrote come back to the bit).
-  links.target.resize(memDims[0]);
+  // The targets whole and the values through float (one element of room when this rank reads none), then held
+  // as FarLinks holds them: each row sorted by name (files of earlier versions keep a row's links in the walk's
+  // order), the values in binary16 (FarLinkBits: values this program wrote come back to the bit).
+  std::vector<int32_t> targets(memDims[0]);
   std::vector<float> read(memDims[0]);
-  RAD_H5(H5Dread(target, H5T_NATIVE_INT32, memSpace, fileSpace, dxpl, links.target.data()));
+  RAD_H5(H5Dread(target, H5T_NATIVE_INT32, memSpace, fileSpace, dxpl, targets.data()));
   RAD_H5(H5Dread(value, H5T_NATIVE_FLOAT, memSpace, fileSpace, dxpl, read.data()));
-  links.target.resize(size_t(selected));
+  targets.resize(size_t(selected));
   read.resize(size_t(selected));
-  links.value.assign(read.size(), 0);
+  std::vector<uint16_t> bits(read.size(), 0);
 
   auto tree = std::make_shared<PatchTree>(BuildPatchTree(patches));
   H5Handle group(RAD_H5(H5Gopen2(file, "formfactors", H5P_DEFAULT)));
@@ -275,15 +274,29 @@ void ReadFarLinks(MPI_Comm comm, hid_t file, const std::string &path, const std:
               " nodes, but this program builds one of " + std::to_string(tree->nodes.size()) +
               " from its patches (a file from another version?)";
   const long long n = (long long)patches.size(), nodeCount = (long long)tree->nodes.size();
-  for (size_t k = 0; k < links.target.size() && problem.empty(); ++k) {
-    const long long t = links.target[k];
-    if (t >= nodeCount || t < -n || !FarLinkBits(read[k], links.value[k]))
+  for (size_t k = 0; k < targets.size() && problem.empty(); ++k) {
+    const long long t = targets[k];
+    if (t >= nodeCount || t < -n || !FarLinkBits(read[k], bits[k]))
       problem = "/formfactors/link_target or link_value: link " + std::to_string(k) + " of this rank's rows names " +
                 "target " + std::to_string(t) + " with value " + std::to_string(read[k]) +
                 " (a node of the tree or a patch, and a finite value below 64: a sum of form factors)";
   }
   std::vector<float>().swap(read);
   AgreeOrThrow(comm, problem.empty(), path + ": " + problem);
+  FarLinks &links = f.links;
+  links.Begin(nodeCount, n);
+  links.nameLow.reserve(targets.size());
+  links.value.reserve(targets.size());
+  std::vector<uint64_t> keys;
+  size_t at = 0;
+  for (long long i : f.rows) {
+    const size_t count = size_t(linkPtr[size_t(i) + 1] - linkPtr[size_t(i)]);
+    SortFarLinksByName(links.nodes, targets.data() + at, bits.data() + at, count, keys);
+    links.AppendRow(targets.data() + at, bits.data() + at, count);
+    at += count;
+  }
+  std::vector<int32_t>().swap(targets);
+  std::vector<uint16_t>().swap(bits);
   problem = ReadElementLinks(file, path, patches, nodeCount, f);
   AgreeOrThrow(comm, problem.empty(), path + ": " + problem);
   links.tree = std::move(tree);

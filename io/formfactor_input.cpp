@@ -157,10 +157,10 @@ FormFactorInput ReadFormFactorsHdf5(MPI_Comm comm, const std::string &path, Dist
                          "(`solve`; `export` to mtx, petsc or csr): its entries alone would leave out the far field");
     }
     if (keepCsr) {
-      read.storedEntries = 0;  // entries and far links alike: a value and an index each
+      read.storedEntries = 0;
       for (long long i : in.f.rows) {
         read.storedEntries += csr.indptr[size_t(i) + 1] - csr.indptr[size_t(i)];
-        if (links) read.storedEntries += csr.linkPtr[size_t(i) + 1] - csr.linkPtr[size_t(i)];
+        if (links) read.farLinks += csr.linkPtr[size_t(i) + 1] - csr.linkPtr[size_t(i)];
       }
     }
   }

@@ -47,6 +47,7 @@ struct RowsToRead {
   bool storedAsFloat = false;  // read as float32 (HDF5 dense or CSR with 4-byte data); otherwise float64
   bool sparse = false;         // CSR, MatrixMarket or PETSc: read in blocks and scattered into dense rows
   long long storedEntries = -1;  // an HDF5 CSR file kept as CSR: this rank's stored entries (else -1)
+  long long farLinks = 0;        // and its rows' far links (the hierarchical operator's)
 };
 using BeforeReadingRows = std::function<void(const RowsToRead &)>;
 

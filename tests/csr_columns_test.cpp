@@ -136,3 +136,103 @@ INSTANTIATE_TEST_SUITE_P(Sizes, CsrColumns, testing::Values(1000LL, kColumnSpan,
 
 }  // namespace
 }  // namespace rad
+
+namespace rad {
+namespace {
+
+// A hierarchical operator's far links held by name (FarLinks: the tree's nodes, then the patches) in 16 bits
+// with a span table per row, over 150000 nodes and 100000 patches (four spans of names): every row's links come
+// back as the multiset given, in name order, by each way they are read (ForEachLink, TargetsUnpacked over any
+// window, the solvers' far field by lanes), and rows copied, emptied and cut keep theirs.
+TEST(FarLinkNames, RowsReadBackSortedByNameInEveryWay) {
+  const int32_t nodes = 150000;
+  const long long n = 100000;
+  std::vector<std::vector<std::pair<int32_t, uint16_t>>> given;  // per row, (target, value bits) in any order
+  auto patch = [](long long j) { return int32_t(-(j + 1)); };
+  // Names at the spans' edges (65535, 65536, 131072 among the nodes; the first and last patches; 196608 a patch).
+  given.push_back({{65536, 3}, {65535, 4}, {patch(0), 5}, {131072, 6}, {nodes - 1, 7}, {patch(n - 1), 8},
+                   {patch(196608 - nodes), 9}, {0, 10}});
+  given.push_back({});
+  given.push_back({{patch(5), 1}, {patch(5), 2}, {7, 3}, {7, 3}});  // duplicates: the same bits whatever the order
+  given.push_back({{patch(n - 1), 11}});  // the last span alone
+  std::mt19937 rng(11);
+  for (int r = 0; r < 30; ++r) {
+    std::vector<std::pair<int32_t, uint16_t>> row;
+    const int count = int(uint32_t(rng()) % 2000);
+    for (int q = 0; q < count; ++q) {
+      const uint32_t name = uint32_t(rng()) % uint32_t(nodes + n);
+      row.push_back({FarLinkTarget(int32_t(name), nodes), uint16_t(0x3000 + uint32_t(rng()) % 0x3000)});
+    }
+    given.push_back(row);
+  }
+  FarLinks links;
+  links.Begin(nodes, n);
+  std::vector<uint64_t> keys;
+  for (const auto &row : given) {
+    std::vector<int32_t> targets;
+    std::vector<uint16_t> values;
+    for (const auto &[t, v] : row) targets.push_back(t), values.push_back(v);
+    SortFarLinksByName(links.nodes, targets.data(), values.data(), targets.size(), keys);
+    links.AppendRow(targets.data(), values.data(), targets.size());
+  }
+  ASSERT_EQ(links.names, nodes + n);
+  ASSERT_EQ(links.nameSpanStart.size(), given.size() * 3);
+  // Each row: the given links sorted by (name, value).
+  std::vector<int32_t> expectedTargets;
+  for (size_t r = 0; r < given.size(); ++r) {
+    std::vector<std::pair<int32_t, uint16_t>> sorted;
+    for (const auto &[t, v] : given[r]) sorted.push_back({FarLinkName(t, nodes), v});
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::pair<int32_t, uint16_t>> read;
+    links.ForEachLink(r, [&](int32_t t, long long k) { read.push_back({FarLinkName(t, nodes), links.value[size_t(k)]}); });
+    ASSERT_EQ(read, sorted) << "row " << r;
+    for (const auto &[name, v] : sorted) expectedTargets.push_back(FarLinkTarget(name, nodes));
+  }
+  EXPECT_EQ(FarLinkTarget(FarLinkName(patch(n - 1), nodes), nodes), patch(n - 1));
+  EXPECT_EQ(links.TargetsUnpacked(), expectedTargets);
+  const long long all = links.LinkCount();
+  for (long long first : {0LL, 1LL, 7LL, 8LL, all / 3, all - 1})
+    for (long long count : {0LL, 1LL, 9LL, all / 2})
+      if (first + count <= all)
+        EXPECT_EQ(links.TargetsUnpacked(first, count),
+                  std::vector<int32_t>(expectedTargets.begin() + first, expectedTargets.begin() + first + count))
+            << first << " + " << count;
+
+  // The solvers' far field (sparse_transport.h) by lanes: each link's value times x at its patch or its node's
+  // mean, as the targets say.
+  FarFieldView view;
+  view.hasLinks = true;
+  view.nodes = nodes;
+  view.linkNames = links.Names();
+  view.linkValue = links.value.data();
+  std::vector<double> x(3 * size_t(n)), means(3 * size_t(nodes));
+  for (size_t j = 0; j < x.size(); ++j) x[j] = 1 + 1e-6 * double(j);
+  for (size_t k = 0; k < means.size(); ++k) means[k] = 2 + 1e-7 * double(k);
+  for (size_t r = 0; r < given.size(); ++r) {
+    double expected[3] = {0, 0, 0}, lanes[3] = {0, 0, 0};
+    for (const auto &[t, v] : given[r])
+      for (int c = 0; c < 3; ++c)
+        expected[c] += FarLinkValue(v) * (t >= 0 ? means[size_t(t) + size_t(c) * size_t(nodes)]
+                                                 : x[size_t(-(t + 1)) + size_t(c) * size_t(n)]);
+    for (int lane = 0; lane < 32; ++lane)
+      AddRowFarField(view, (long long)r, x.data(), n, means.data(), nullptr, lane, 32, lanes);
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(lanes[c], expected[c], 1e-12 * std::abs(expected[c])) << "row " << r;
+  }
+
+  // Rows copied one by one, with an empty row between, then cut back: the same links.
+  FarLinks copy;
+  copy.Begin(nodes, n);
+  for (size_t r = 0; r < given.size(); ++r) {
+    copy.AppendRowOf(links, r);
+    if (r == 0) copy.AppendEmptyRow();
+  }
+  ASSERT_EQ(copy.LinkCount(), all);
+  ASSERT_EQ(copy.ptr[1], copy.ptr[2]);  // the empty row
+  copy.TruncateRows(2);
+  EXPECT_EQ(copy.TargetsUnpacked(), std::vector<int32_t>(expectedTargets.begin(), expectedTargets.begin() + links.ptr[1]));
+  EXPECT_EQ(copy.nameSpanStart.size(), 2u * 3);
+  EXPECT_EQ(copy.StoredBytes(), 3.0 * 8 + double(links.ptr[1]) * 4 + 6.0 * 4);
+}
+
+}  // namespace
+}  // namespace rad

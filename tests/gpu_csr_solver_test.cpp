@@ -97,17 +97,23 @@ void AddFarLinks(const SparseSystem &s, FormFactorRows &f) {
   l.tree = std::make_shared<PatchTree>(BuildPatchTree(s.patches, 4));
   for (const Patch &p : s.patches) l.area.push_back(p.area);
   const uint32_t nodes = uint32_t(l.tree->nodes.size());
-  l.ptr.push_back(0);
+  l.Begin(nodes, s.n);
+  std::vector<int32_t> targets;
+  std::vector<uint16_t> values;
+  std::vector<uint64_t> keys;
   for (size_t r = 0; r < f.RowCount(); ++r) {
     const uint32_t i = uint32_t(f.rows[r]);
+    targets.clear();
+    values.clear();
     for (uint32_t k = 0; k < 1 + i % 4; ++k) {
       const bool node = Unit(i, k, 5) < 0.7;
-      l.target.push_back(node ? int32_t(Unit(i, k, 6) * nodes) : -(int32_t(Unit(i, k, 6) * double(s.n)) + 1));
+      targets.push_back(node ? int32_t(Unit(i, k, 6) * nodes) : -(int32_t(Unit(i, k, 6) * double(s.n)) + 1));
       uint16_t bits = 0;
       EXPECT_TRUE(FarLinkBits(0.02 * Unit(i, k, 7), bits));
-      l.value.push_back(bits);
+      values.push_back(bits);
     }
-    l.ptr.push_back((long long)l.target.size());
+    SortFarLinksByName(l.nodes, targets.data(), values.data(), targets.size(), keys);
+    l.AppendRow(targets.data(), values.data(), targets.size());
   }
   auto forest = std::make_shared<ElementForest>(BuildElementForest(s.patches));
   ElementFarLinks &e = l.elements;
@@ -159,8 +165,9 @@ double FarFieldByDefinition(const FormFactorRows &f, size_t r, const std::vector
     return weighted / area;
   };
   double sum = 0;
+  const std::vector<int32_t> targets = l.TargetsUnpacked();
   for (long long k = l.ptr[r]; k < l.ptr[r + 1]; ++k) {
-    const int32_t t = l.target[size_t(k)];
+    const int32_t t = targets[size_t(k)];
     sum += l.Value(size_t(k)) * (t >= 0 ? mean(t) : b[size_t(-(t + 1)) + size_t(c) * n]);
   }
   const ElementFarLinks &e = l.elements;

@@ -29,6 +29,19 @@ namespace {
 
 using test::SceneOf;
 
+// links' rows made anew (FarLinks::Begin) from every link's target and value, row r's [ptr[r], ptr[r + 1]) in any
+// order: each row sorted by name and appended as the producer does.
+void AppendLinkRows(FarLinks &links, long long nodes, long long n, const std::vector<long long> &ptr,
+                    std::vector<int32_t> targets, std::vector<uint16_t> values) {
+  links.Begin(nodes, n);
+  std::vector<uint64_t> keys;
+  for (size_t r = 0; r + 1 < ptr.size(); ++r) {
+    const size_t first = size_t(ptr[r]), count = size_t(ptr[r + 1] - ptr[r]);
+    SortFarLinksByName(links.nodes, targets.data() + first, values.data() + first, count, keys);
+    links.AppendRow(targets.data() + first, values.data() + first, count);
+  }
+}
+
 // The six faces of the box [lo, hi], fronts inside (a room) or outside (an obstacle).
 void AddBox(std::vector<std::vector<Vec3>> &polygons, Vec3 lo, Vec3 hi, bool inside, bool bottom = true) {
   const Vec3 c[8] = {{lo.x, lo.y, lo.z}, {hi.x, lo.y, lo.z}, {hi.x, hi.y, lo.z}, {lo.x, hi.y, lo.z},
@@ -409,7 +422,7 @@ TEST(SparseOperator, NodeMeansAreAreaWeightedMeansOverEachNode) {
   FarLinks links;
   links.tree = std::make_shared<PatchTree>(BuildPatchTree(g.patches, 4));
   for (const Patch &p : g.patches) links.area.push_back(p.area);
-  links.ptr = {0};  // no rows: the tree's means alone
+  links.Begin((long long)links.tree->nodes.size(), (long long)n);  // no rows: the tree's means alone
   std::vector<double> x(3 * n);  // column-major, n x 3
   for (size_t j = 0; j < x.size(); ++j) x[j] = std::sin(double(j) * 0.37) + 2;
   const FlatTreeNodes nodes = FlattenTreeNodes(links);
@@ -448,12 +461,14 @@ TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
   f.links.tree = std::make_shared<PatchTree>(BuildPatchTree(g.patches, 4));
   for (const Patch &p : g.patches) f.links.area.push_back(p.area);
   const int32_t nodes = int32_t(f.links.tree->nodes.size());
-  f.links.ptr = {0, 2, 4, 5};
-  f.links.target = {1, -(5 + 1), nodes - 1, 2, -(1 + 1)};  // nodes, and single patches (5: already an entry)
+  // Nodes, and single patches (5: already an entry).
+  std::vector<int32_t> targets = {1, -(5 + 1), nodes - 1, 2, -(1 + 1)};
+  std::vector<uint16_t> values;
   for (double v : {0.05, 0.01, 0.02, 0.04, 0.03}) {
-    f.links.value.push_back(0);
-    ASSERT_TRUE(FarLinkBits(v, f.links.value.back()));
+    values.push_back(0);
+    ASSERT_TRUE(FarLinkBits(v, values.back()));
   }
+  AppendLinkRows(f.links, nodes, n, {0, 2, 4, 5}, targets, values);
   const FormFactorRows before = f;
   std::vector<double> x(3 * static_cast<size_t>(n));  // n x 3, column-major: channel 0 is read below
   for (size_t j = 0; j < x.size(); ++j) x[j] = std::cos(double(j) * 0.91) + 1.5;
@@ -466,10 +481,9 @@ TEST(SparseOperator, SpreadFarLinksActOnBAsTheLinksDo) {
   for (size_t r = 0; r < f.RowCount(); ++r) {
     double expected = 0, got = 0;
     before.ForEachEntry(r, [&](int32_t j, long long e) { expected += before.f64[size_t(e)] * x[size_t(j)]; });
-    for (long long k = before.links.ptr[r]; k < before.links.ptr[r + 1]; ++k) {
-      const int32_t t = before.links.target[size_t(k)];
+    before.links.ForEachLink(r, [&](int32_t t, long long k) {
       expected += before.links.Value(size_t(k)) * (t >= 0 ? means[size_t(t)] : x[size_t(-(t + 1))]);
-    }
+    });
     int32_t previous = -1;
     f.ForEachEntry(r, [&](int32_t j, long long e) {
       got += f.f64[size_t(e)] * x[size_t(j)];
@@ -669,7 +683,8 @@ TEST(SparseOperator, RowsInManyBlocksAreTheRowsOfOneBlockWithEachPairEvaluatedOn
     EXPECT_EQ(a.f64, b.f64);
     EXPECT_EQ(a.dropped, b.dropped);
     EXPECT_EQ(a.links.ptr, b.links.ptr);
-    EXPECT_EQ(a.links.target, b.links.target);
+    EXPECT_EQ(a.links.nameLow, b.links.nameLow);
+    EXPECT_EQ(a.links.nameSpanStart, b.links.nameSpanStart);
     EXPECT_EQ(a.links.value, b.links.value);
     EXPECT_EQ(oneSparse.pairsEvaluated, manySparse.pairsEvaluated);
     EXPECT_EQ(oneSparse.kept, manySparse.kept);
@@ -705,10 +720,10 @@ void ExpectSameCsrRow(const FormFactorRows &a, size_t ra, const FormFactorRows &
   ASSERT_EQ(a.links.Empty(), b.links.Empty()) << row;
   if (a.links.Empty()) return;
   ASSERT_EQ(a.links.ptr[ra + 1] - a.links.ptr[ra], b.links.ptr[rb + 1] - b.links.ptr[rb]) << row;
-  for (long long k = a.links.ptr[ra], q = b.links.ptr[rb]; k < a.links.ptr[ra + 1]; ++k, ++q) {
-    ASSERT_EQ(a.links.target[size_t(k)], b.links.target[size_t(q)]) << row;
+  const long long count = a.links.ptr[ra + 1] - a.links.ptr[ra];
+  ASSERT_EQ(a.links.TargetsUnpacked(a.links.ptr[ra], count), b.links.TargetsUnpacked(b.links.ptr[rb], count)) << row;
+  for (long long k = a.links.ptr[ra], q = b.links.ptr[rb]; k < a.links.ptr[ra + 1]; ++k, ++q)
     ASSERT_EQ(a.links.value[size_t(k)], b.links.value[size_t(q)]) << row;
-  }
 }
 
 TEST(SparseOperator, RowsAloneAreTheRowsThatShareTheirPairs) {
@@ -1240,10 +1255,14 @@ TEST(SparseOperator, ElementsSeeTheirLinksWholeOnlyWhereEnoughRaysAgree) {
   const size_t r = size_t(OperatorCheckRows(f.n, kChecked).front());
   ASSERT_LT(f.links.ptr[r], f.links.ptr[r + 1]);
   const size_t at = size_t(f.links.ptr[r]);
-  const int32_t copied = f.links.target[at];
-  f.links.target.insert(f.links.target.begin() + long(at), copied);
-  f.links.value.insert(f.links.value.begin() + long(at), f.links.value[at]);
-  for (size_t q = r + 1; q < f.links.ptr.size(); ++q) ++f.links.ptr[q];
+  std::vector<int32_t> targets = f.links.TargetsUnpacked();
+  std::vector<uint16_t> values = f.links.value;
+  std::vector<long long> ptr = f.links.ptr;
+  const int32_t copied = targets[at];
+  targets.insert(targets.begin() + long(at), copied);
+  values.insert(values.begin() + long(at), values[at]);
+  for (size_t q = r + 1; q < ptr.size(); ++q) ++ptr[q];
+  AppendLinkRows(f.links, f.links.nodes, f.n, ptr, targets, values);
   const long long copiedPatches = copied < 0 ? 1 : tree.nodes[size_t(copied)].count;
   EXPECT_EQ(CheckOperatorRows(MPI_COMM_WORLD, g, embree, FormFactorOptions{}, f, kChecked).carriedTwice,
             copiedPatches);
@@ -1342,7 +1361,7 @@ TEST(SparseOperator, ElementsTakeTheFarLinksOfTheirRowsOnceForAll) {
   const FormFactorRows c = WideElementRows(g, embree, kTolerance, half, n / 2);
   auto reads = [](const FarLinks &links, size_t r) {  // (target, value) of every link row r reads
     std::vector<std::pair<int32_t, double>> all;
-    for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k) all.emplace_back(links.target[size_t(k)], links.Value(size_t(k)));
+    links.ForEachLink(r, [&](int32_t t, long long k) { all.emplace_back(t, links.Value(size_t(k))); });
     const ElementFarLinks &e = links.elements;
     for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {
       const size_t m = size_t(e.rowElement[size_t(q)]);

@@ -10,6 +10,7 @@
 // solvers read them through CsrColumnsView.
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/hd.h"
@@ -37,6 +38,29 @@ struct CsrColumnsView {
     return s == 0 ? ptr[r] : s >= spans ? ptr[r + 1] : ptr[r] + StartsOf(r)[s - 1];
   }
 };
+
+// Appends one row's `count` columns, ascending, to a rank's arrays (host vectors): each column's low 16 bits to
+// `low`, and where each span after the first begins, counted from the row's first entry, to `spanStart`.
+template <typename LowBits, typename SpanStarts>
+void AppendRowColumnsTo(const int32_t *columns, size_t count, int spans, LowBits &low, SpanStarts &spanStart) {
+  size_t q = 0;
+  for (int s = 1; s < spans; ++s) {
+    while (q < count && columns[q] < ((long long)s << kColumnSpanBits)) ++q;
+    spanStart.push_back(int32_t(q));
+  }
+  for (q = 0; q < count; ++q) low.push_back(uint16_t(columns[q] & (kColumnSpan - 1)));
+}
+
+// The view of rows over `columns` columns from their arrays.
+RAD_HD RAD_INLINE CsrColumnsView ViewColumns(const long long *ptr, const uint16_t *low, const int32_t *spanStart,
+                                             long long columns) {
+  CsrColumnsView v;
+  v.ptr = ptr;
+  v.low = low;
+  v.spanStart = spanStart;
+  v.spans = ColumnSpans(columns);
+  return v;
+}
 
 // One row's columns, read at entries that do not go back (k, k + stride, ...): each read walks the span table
 // forward from where the last one stopped, so a row's reads cost one pass over its table in all.

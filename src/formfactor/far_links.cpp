@@ -7,6 +7,22 @@
 
 namespace rad {
 
+std::vector<int32_t> FarLinks::TargetsUnpacked(long long first, long long count) const {
+  if (count < 0) count = LinkCount() - first;
+  std::vector<int32_t> targets(size_t(std::max<long long>(count, 0)));
+  if (count <= 0) return targets;
+  const long long end = first + count;
+  const CsrColumnsView v = Names();
+  // From the row that holds link `first` (the last whose links begin at or before it).
+  size_t r = size_t(std::upper_bound(ptr.begin(), ptr.end(), first) - ptr.begin()) - 1;
+  for (; r + 1 < ptr.size() && ptr[r] < end; ++r) {
+    RowColumnReader name(v, (long long)r);
+    for (long long k = std::max(ptr[r], first); k < std::min(ptr[r + 1], end); ++k)
+      targets[size_t(k - first)] = FarLinkTarget(name(k), nodes);
+  }
+  return targets;
+}
+
 std::vector<double> NodeAreas(const FarLinks &links) {
   const PatchTree &tree = *links.tree;
   std::vector<double> sums(tree.nodes.size(), 0.0);
@@ -20,10 +36,7 @@ std::vector<long long> ExpandedEntryBounds(const FormFactorRows &f) {
   const ElementFarLinks &e = f.links.elements;
   for (size_t r = 0; r < f.RowCount(); ++r) {
     long long b = f.indptr[r + 1] - f.indptr[r];
-    for (long long k = f.links.ptr[r]; k < f.links.ptr[r + 1]; ++k) {
-      const int32_t t = f.links.target[size_t(k)];
-      b += t >= 0 ? f.links.tree->nodes[size_t(t)].count : 1;
-    }
+    f.links.ForEachLink(r, [&](int32_t t, long long) { b += t >= 0 ? f.links.tree->nodes[size_t(t)].count : 1; });
     if (!e.Empty())
       for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {
         const size_t m = size_t(e.rowElement[size_t(q)]);
@@ -60,15 +73,11 @@ void ExpandFarLinks(FormFactorRows &f) {
   for (size_t r = 0; r < f.RowCount(); ++r) {
     used.clear();
     f.ForEachEntry(r, [&](int32_t j, long long e) { add(j, f.f64[size_t(e)]); });
-    for (long long k = f.links.ptr[r]; k < f.links.ptr[r + 1]; ++k) {
-      const int32_t t = f.links.target[size_t(k)];
+    f.links.ForEachLink(r, [&](int32_t t, long long k) {
       const double v = f.links.Value(size_t(k));
-      if (t < 0) {
-        add(-(t + 1), v);
-        continue;
-      }
-      spread(t, v);
-    }
+      if (t < 0) add(-(t + 1), v);
+      else spread(t, v);
+    });
     if (!elements.Empty())
       for (long long q = elements.rowPtr[r]; q < elements.rowPtr[r + 1]; ++q) {
         const size_t m = size_t(elements.rowElement[size_t(q)]);

@@ -108,13 +108,43 @@ RAD_HD RAD_INLINE double FarLinkValue(uint16_t bits) { return HalfBitsToDouble(b
 // False where the value does not fit (not finite, or beyond 63.97).
 RAD_HD RAD_INLINE bool FarLinkBits(double value, uint16_t &bits) { return DoubleToHalfBits(value * kFarLinkScale, bits); }
 
+// A far link's target is a node of the patch tree (>= 0) or a single patch j (-(j + 1)). Held, it is a name
+// among the tree's nodes and then the patches (nodes + patches names, some 3 N), so that a row's links, sorted
+// by name, keep 16 bits each as CSR columns do (csr_columns.h).
+RAD_HD RAD_INLINE int32_t FarLinkName(int32_t target, int32_t nodes) {
+  return target >= 0 ? target : nodes - (target + 1);
+}
+RAD_HD RAD_INLINE int32_t FarLinkTarget(int32_t name, int32_t nodes) {
+  return name < nodes ? name : -(name - nodes) - 1;
+}
+
+// One row's links, as the walk made them (targets and values in any order), sorted by name and value in place,
+// names in place of the targets: as FarLinks::AppendRow takes them. The order is the far field's sum order, so
+// that it depends on the links alone. `keys` is scratch.
+inline void SortFarLinksByName(int32_t nodes, int32_t *targets, uint16_t *values, size_t count,
+                               std::vector<uint64_t> &keys) {
+  keys.resize(count);
+  for (size_t k = 0; k < count; ++k) keys[k] = uint64_t(uint32_t(FarLinkName(targets[k], nodes))) << 16 | values[k];
+  std::sort(keys.begin(), keys.end());
+  for (size_t k = 0; k < count; ++k) {
+    targets[k] = int32_t(keys[k] >> 16);
+    values[k] = uint16_t(keys[k] & 0xffff);
+  }
+}
+
 // The far field of the hierarchical operator: per row, links to the tree nodes and single patches that the
 // walk left out, each carrying the estimated sum of the row's entries over its patches, and the links of the
 // elements above the row. B reaches a row through a link as the area-weighted mean of B over the link's
-// patches (far_links.h).
+// patches (far_links.h). A row's links are held sorted by their targets' names (FarLinkName), in 16 bits each
+// with a span table per row, as CSR columns (csr_columns.h): 2 bytes a link where an int32 target took 4, and
+// 4 bytes per row and span of 65536 names (46 spans at a million patches). Producers append rows with
+// AppendRow; readers take them through ForEachLink or Names().
 struct FarLinks {
   std::vector<long long> ptr;     // local rows + 1; empty: no far links
-  std::vector<int32_t> target;    // >= 0: node of `tree`; < 0: patch -(target + 1)
+  int32_t nodes = 0;              // the tree's nodes, named first
+  long long names = 0;            // nodes + patches
+  std::vector<uint16_t> nameLow;         // per link: its name's low 16 bits
+  std::vector<int32_t> nameSpanStart;    // per row, ColumnSpans(names) - 1
   // The estimated sum of F over the target's patches, in binary16 (FarLinkBits, FarLinkValue): the rows'
   // links are a quarter of a city's memory (50.6 M at N = 102096). Files hold them in float64.
   std::vector<uint16_t> value;
@@ -123,10 +153,58 @@ struct FarLinks {
   ElementFarLinks elements;
   bool Empty() const { return ptr.empty(); }
   double Value(size_t k) const { return FarLinkValue(value[k]); }
+  long long LinkCount() const { return (long long)nameLow.size(); }
+  // Rows begun (no row yet) for a tree of `treeNodes` nodes over `patches` patches.
+  void Begin(long long treeNodes, long long patches) {
+    ptr.assign(1, 0);
+    nodes = int32_t(treeNodes);
+    names = treeNodes + patches;
+    nameLow.clear();
+    nameSpanStart.clear();
+    value.clear();
+  }
+  // The rows' names as CSR columns (for loops written once for the host and the device).
+  CsrColumnsView Names() const { return ViewColumns(ptr.data(), nameLow.data(), nameSpanStart.data(), names); }
+  // Calls visit(target, k) for each link k of local row r, in name order (FarLinkTarget's encoding).
+  template <typename Visit>
+  void ForEachLink(size_t r, Visit &&visit) const {
+    const CsrColumnsView v = Names();
+    RowColumnReader name(v, (long long)r);
+    for (long long k = ptr[r]; k < ptr[r + 1]; ++k) visit(FarLinkTarget(name(k), nodes), k);
+  }
+  // Appends a row of `count` links, names ascending (SortFarLinksByName).
+  void AppendRow(const int32_t *sortedNames, const uint16_t *values, size_t count) {
+    AppendRowColumnsTo(sortedNames, count, ColumnSpans(names), nameLow, nameSpanStart);
+    value.insert(value.end(), values, values + count);
+    ptr.push_back(LinkCount());
+  }
+  // Appends local row r of `from` (the same tree and patches).
+  void AppendRowOf(const FarLinks &from, size_t r) {
+    const size_t spans = size_t(ColumnSpans(names)) - 1;
+    const auto first = long(from.ptr[r]), last = long(from.ptr[r + 1]);
+    nameLow.insert(nameLow.end(), from.nameLow.begin() + first, from.nameLow.begin() + last);
+    value.insert(value.end(), from.value.begin() + first, from.value.begin() + last);
+    nameSpanStart.insert(nameSpanStart.end(), from.nameSpanStart.begin() + long(r * spans),
+                         from.nameSpanStart.begin() + long((r + 1) * spans));
+    ptr.push_back(LinkCount());
+  }
+  void AppendEmptyRow() {
+    nameSpanStart.insert(nameSpanStart.end(), size_t(ColumnSpans(names) - 1), 0);
+    ptr.push_back(ptr.back());
+  }
+  // Keeps the first `count` rows.
+  void TruncateRows(size_t count) {
+    ptr.resize(count + 1);
+    nameLow.resize(size_t(ptr.back()));
+    value.resize(size_t(ptr.back()));
+    nameSpanStart.resize(count * size_t(ColumnSpans(names) - 1));
+  }
+  // Every link's target (FarLinkTarget's encoding), link by link: a copy, for checks, tools and files.
+  std::vector<int32_t> TargetsUnpacked(long long first = 0, long long count = -1) const;
   // Bytes the rows' own links take (the elements' are elements.StoredBytes()).
   double StoredBytes() const {
-    return double(ptr.size()) * sizeof(long long) + double(target.size()) * sizeof(int32_t) +
-           double(value.size()) * sizeof(uint16_t);
+    return double(ptr.size()) * sizeof(long long) + double(nameLow.size() + value.size()) * sizeof(uint16_t) +
+           double(nameSpanStart.size()) * sizeof(int32_t);
   }
   double Sum(size_t r) const {
     double sum = 0;
@@ -180,14 +258,7 @@ struct FormFactorRows {
   long long StoredEntries() const { return (long long)(precision == Precision::kDouble ? f64.size() : f32.size()); }
   double Value(size_t k) const { return precision == Precision::kDouble ? f64[k] : double(f32[k]); }
   // CSR: the columns as flat arrays (for loops written once for the host and the device).
-  CsrColumnsView Columns() const {
-    CsrColumnsView v;
-    v.ptr = indptr.data();
-    v.low = columnLow.data();
-    v.spanStart = columnSpanStart.data();
-    v.spans = ColumnSpans(n);
-    return v;
-  }
+  CsrColumnsView Columns() const { return ViewColumns(indptr.data(), columnLow.data(), columnSpanStart.data(), n); }
   // CSR: calls visit(j, k) for each entry k of local row r, j its column, in column order.
   template <typename Visit>
   void ForEachEntry(size_t r, Visit &&visit) const {
@@ -212,13 +283,7 @@ struct FormFactorRows {
   }
   // CSR: appends `count` columns, ascending, as the next row's (its indptr is the caller's to push).
   void AppendRowColumns(const int32_t *columns, size_t count) {
-    const int spans = ColumnSpans(n);
-    size_t q = 0;
-    for (int s = 1; s < spans; ++s) {
-      while (q < count && columns[q] < ((long long)s << kColumnSpanBits)) ++q;
-      columnSpanStart.push_back(int32_t(q));
-    }
-    for (q = 0; q < count; ++q) columnLow.push_back(uint16_t(columns[q] & (kColumnSpan - 1)));
+    AppendRowColumnsTo(columns, count, ColumnSpans(n), columnLow, columnSpanStart);
   }
   // CSR: every row's columns at once, from all of them entry by entry (indptr set; each row's ascending).
   void AssignColumns(const std::vector<int32_t> &all) {
@@ -273,12 +338,8 @@ struct FormFactorRows {
     indptr.push_back((long long)columnLow.size());
     if (sums) dropped.push_back(from.dropped.empty() ? 0.0 : from.dropped[r]);
     if (!links.ptr.empty()) {
-      if (!from.links.Empty()) {
-        const auto first = long(from.links.ptr[r]), last = long(from.links.ptr[r + 1]);
-        links.target.insert(links.target.end(), from.links.target.begin() + first, from.links.target.begin() + last);
-        links.value.insert(links.value.end(), from.links.value.begin() + first, from.links.value.begin() + last);
-      }
-      links.ptr.push_back((long long)links.target.size());
+      if (!from.links.Empty()) links.AppendRowOf(from.links, r);
+      else links.AppendEmptyRow();
     }
   }
   // CSR: keeps the first `count` rows (with `sums`, their dropped sums; their links, where these rows hold links).
@@ -289,18 +350,14 @@ struct FormFactorRows {
     if (precision == Precision::kDouble) f64.resize(columnLow.size());
     else f32.resize(columnLow.size());
     if (sums) dropped.resize(count);
-    if (!links.ptr.empty()) {
-      links.ptr.resize(count + 1);
-      links.target.resize(size_t(links.ptr.back()));
-      links.value.resize(size_t(links.ptr.back()));
-    }
+    if (!links.ptr.empty()) links.TruncateRows(count);
   }
   // CSR: appends an empty row (with `sums`, a dropped sum of 0; no links, where these rows hold links).
   void AppendEmptyCsrRow(bool sums = false) {
     indptr.push_back(indptr.back());
     columnSpanStart.insert(columnSpanStart.end(), size_t(ColumnSpans(n) - 1), 0);
     if (sums) dropped.push_back(0.0);
-    if (!links.ptr.empty()) links.ptr.push_back(links.ptr.back());
+    if (!links.ptr.empty()) links.AppendEmptyRow();
   }
   // Bytes the entries take (with the CSR index arrays).
   double StoredBytes() const {

@@ -56,12 +56,11 @@ RowParts FarErrorParts(const FormFactorRows &f, size_t r, const double *row, dou
     }
     return sum;
   };
-  for (long long k = links.ptr[r]; k < links.ptr[r + 1]; ++k) {
-    const int32_t target = links.target[size_t(k)];
+  links.ForEachLink(r, [&](int32_t target, long long k) {
     const double exact = exactOver(target);
     p.part[target < 0 ? 1 : 0] += links.Value(size_t(k)) - exact;
     carriedExactly += exact;
-  }
+  });
   const ElementFarLinks &e = links.elements;
   if (!e.Empty())
     for (long long q = e.rowPtr[r]; q < e.rowPtr[r + 1]; ++q) {

@@ -170,7 +170,7 @@ double SparseBlockBytes(const std::vector<long long> &candidateCounts, const std
   // The block's candidates (column, value, flag; the kept ones stay where they were), what it may hand on to
   // later rows, and its links (per row, then appended).
   return double(candidates) * (SparseBytesPerCandidate(floatRows) + (handsOn ? sizeof(ForwardEntry) : 0)) +
-         (farLinks ? double(linkBound) * 2 * kBytesPerFarLink : 0.0);
+         (farLinks ? double(linkBound) * (kBytesPerWalkedFarLink + kBytesPerFarLink) : 0.0);
 }
 
 std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, const PatchTree &tree,
@@ -454,9 +454,10 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   else out.f64.reserve(reservable(allCandidates, sizeof(double)));
   out.links = FarLinks{};
   if (farLinks) {
-    out.links.ptr.assign(1, 0);
-    out.links.target.reserve(reservable(allLinkBounds, sizeof(int32_t)));
+    out.links.Begin((long long)tree.nodes.size(), out.n);
+    out.links.nameLow.reserve(reservable(allLinkBounds, sizeof(uint16_t)));
     out.links.value.reserve(reservable(allLinkBounds, sizeof(uint16_t)));
+    out.links.nameSpanStart.reserve(local * size_t(ColumnSpans(out.links.names) - 1));
   }
   long long keptSoFar = 0, linksSoFar = 0;
   std::vector<long long> start;
@@ -466,13 +467,15 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
   auto setKept = [&](long long k, uint8_t kept) {
     if (!farLinks) keep[size_t(k)] = kept;
   };
-  // Far links: each row's in arrays of their own, filled from a thread's scratch once the row's walk is done.
-  // Their values in binary16 from the start, as FarLinks holds them (FarLinkBits).
-  std::vector<std::vector<int32_t>> rowTargets;
+  // Far links: each row's in arrays of their own, filled from a thread's scratch once the row's walk is done,
+  // sorted by name (SortFarLinksByName) as FarLinks holds them. Their values in binary16 from the start
+  // (FarLinkBits).
+  std::vector<std::vector<int32_t>> rowNames;
   std::vector<std::vector<uint16_t>> rowValues;
   struct LinkScratch {
     std::vector<int32_t> targets;
     std::vector<uint16_t> values;
+    std::vector<uint64_t> keys;
   };
   tbb::enumerable_thread_specific<LinkScratch> linkScratch;
   Progress progress("form factors (sparse)", (long long)local, showProgress);
@@ -487,7 +490,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
     // rank's memory.
     if (streaming.limitBytes > 0) {
       const double need = streaming.heldBytes + double(keptSoFar) * KeptEntryBytes(narrow) +
-                          double(first) * KeptRowBytes(out.n) +
+                          double(first) * KeptRowBytes(out.n, out.links.names) +
                           double(linksSoFar) * kBytesPerFarLink + double(handedHeld) * sizeof(HandedEntry) +
                           SparseBlockBytes(candidateCounts, streaming.linkBounds, first, last, farLinks, narrow,
                                            b + 2 < blocks.size());
@@ -507,7 +510,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
       values = out.f64.data() + base;
     }
     keep.assign(farLinks ? 0 : blockCandidates, 0);
-    rowTargets.assign(farLinks ? rowCount : 0, {});
+    rowNames.assign(farLinks ? rowCount : 0, {});
     rowValues.assign(farLinks ? rowCount : 0, {});
 
     {
@@ -570,7 +573,9 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         const std::vector<int32_t> &from = StartOf(walk, r + streaming.walkFirstRow, startNodes);
         WalkRow(g.patches, tree, i, from.data(), from.size(), dropBelow, farLinks, candidate, skipNode, skipPatch);
         if (farLinks) {
-          rowTargets[br].assign(scratch.targets.begin(), scratch.targets.end());
+          SortFarLinksByName(out.links.nodes, scratch.targets.data(), scratch.values.data(), scratch.targets.size(),
+                             scratch.keys);
+          rowNames[br].assign(scratch.targets.begin(), scratch.targets.end());
           rowValues[br].assign(scratch.values.begin(), scratch.values.end());
           scratch.targets.clear();
           scratch.values.clear();
@@ -670,22 +675,18 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
       }
       out.AppendRowColumns(columns + start[br], size_t(kept - start[br]));
       out.indptr.push_back((long long)write);
-      if (farLinks) {
-        out.links.target.insert(out.links.target.end(), rowTargets[br].begin(), rowTargets[br].end());
-        out.links.value.insert(out.links.value.end(), rowValues[br].begin(), rowValues[br].end());
-        out.links.ptr.push_back((long long)out.links.target.size());
-      }
+      if (farLinks) out.links.AppendRow(rowNames[br].data(), rowValues[br].data(), rowNames[br].size());
       handedHeld -= (long long)handed[r].size();
       std::vector<HandedEntry>().swap(handed[r]);
     }
     if (!narrow) out.f64.resize(write);
     keptSoFar = (long long)write;
-    linksSoFar = (long long)out.links.target.size();
+    linksSoFar = out.links.LinkCount();
     takeForward();
     ReturnFreedMemory();  // the block's per-row link arrays and handed entries, freed above
     if (streaming.limitBytes > 0 && streaming.outpaced && !streaming.rowsAlone && !outpacedSaid && last < local &&
         20 * last >= local) {
-      const double kept = double(keptSoFar) * KeptEntryBytes(narrow) + double(last) * KeptRowBytes(out.n) +
+      const double kept = double(keptSoFar) * KeptEntryBytes(narrow) + double(last) * KeptRowBytes(out.n, out.links.names) +
                           double(linksSoFar) * kBytesPerFarLink;
       const double projected = streaming.heldBytes + kept * double(local) / double(last);
       if (projected > streaming.limitBytes) {

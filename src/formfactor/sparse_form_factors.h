@@ -64,10 +64,15 @@ std::vector<long long> CountSparseCandidates(const std::vector<Patch> &patches, 
 // copy).
 constexpr double SparseBytesPerCandidate(bool floatRows) { return 4 + 8 + 1 + (floatRows ? 4 : 0); }
 // Per entry kept (its column's 16 bits and its value: FormFactorRows), per row kept (its pointer and its columns'
-// span table) and per far link (its target, and its value in binary16: FarLinks).
+// span table; with far links, theirs too: `linkNames` the tree's nodes and the patches, FarLinks::names, 0
+// without) and per far link (its name's 16 bits, and its value in binary16: FarLinks); a far link in the walk,
+// before its row is appended, holds its target whole (4 + 2 bytes).
 constexpr double KeptEntryBytes(bool floatRows) { return 2 + (floatRows ? 4 : 8); }
-inline double KeptRowBytes(long long n) { return 8 + 4.0 * double(ColumnSpans(n) - 1); }
-constexpr double kBytesPerFarLink = 4 + 2;
+inline double KeptRowBytes(long long n, long long linkNames = 0) {
+  return 8 + 4.0 * double(ColumnSpans(n) - 1) + (linkNames > 0 ? 8 + 4.0 * double(ColumnSpans(linkNames) - 1) : 0);
+}
+constexpr double kBytesPerFarLink = 2 + 2;
+constexpr double kBytesPerWalkedFarLink = 4 + 2;
 
 // ComputeSparseRowsCpu takes a rank's rows in blocks of consecutive rows, about `blockSize` candidates each, with
 // the far links their walks may make when `linkBounds` (per row) is given (0: a sixteenth of the rank's, at least

@@ -236,7 +236,7 @@ int RunExportJob(const ExportJobOptions &o) {
   const BeforeReadingRows checkMemory = [&](const RowsToRead &read) {
     MemoryModel buffers;
     buffers.bytesPerPatch = 24 + 16;
-    const double entries = read.storedEntries >= 0 ? double(read.storedEntries)
+    const double entries = read.storedEntries >= 0 ? double(read.storedEntries + read.farLinks)
                                                    : double(OwnedCount(read.patches, rank, WorldSize(),
                                                                        Distribution::kBlock)) * double(read.patches);
     buffers.fixedBytes = std::min(entries, double(kExportBlockEntries)) * (o.format == "mtx" ? 48 : 16);

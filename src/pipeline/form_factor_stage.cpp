@@ -329,7 +329,10 @@ void SwapCsrArrays(FormFactorRows &a, FormFactorRows &b) {
   std::swap(a.f32, b.f32);
   std::swap(a.dropped, b.dropped);
   std::swap(a.links.ptr, b.links.ptr);
-  std::swap(a.links.target, b.links.target);
+  std::swap(a.links.nodes, b.links.nodes);
+  std::swap(a.links.names, b.links.names);
+  std::swap(a.links.nameLow, b.links.nameLow);
+  std::swap(a.links.nameSpanStart, b.links.nameSpanStart);
   std::swap(a.links.value, b.links.value);
 }
 
@@ -378,7 +381,7 @@ void FormFactorJob::RunRowsAloneInRounds(const char *what, bool sums,
     StartCsrRows(rowsOf);
     rowsOf.dropped.clear();
     rowsOf.links = FarLinks{};
-    if (links) rowsOf.links.ptr.assign(1, 0);
+    if (links) rowsOf.links.Begin((long long)tree_->nodes.size(), f_.n);
   };
   Progress progress(what, toCompute, exec_.Talks());
   begin(f_);
@@ -576,7 +579,8 @@ void FormFactorJob::PrepareSparse() {
   // outgrows it, so it is said now: a city split to N = 999857 stopped so after 29 minutes (587187 rows of
   // 999857 done, 18.2 GiB available).
   double rowsBound = heldBytes_ + largestBlock + double(candidates_) * KeptEntryBytes(narrow) +
-                     double(f_.rows.size()) * KeptRowBytes(f_.n);
+                     double(f_.rows.size()) *
+                         KeptRowBytes(f_.n, Hierarchical() ? (long long)tree_->nodes.size() + f_.n : 0);
   for (long long links : linkBounds_) rowsBound += double(links) * kBytesPerFarLink;
   double worstRowsBound = 0;
   MPI_Allreduce(&rowsBound, &worstRowsBound, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -693,7 +697,7 @@ void FormFactorJob::RunSparse(const FormFactorOptions &ff) {
       mine.Add(before);
     }
     mine.kept = f_.EntryCount();
-    mine.links = (long long)f_.links.target.size();
+    mine.links = f_.links.LinkCount();
   } else {
     // Said by the rank whose rows outpace its memory, once: it may not be the one that prints progress.
     auto outpaced = [&](double projected, double limit, long long rowsDone) {

@@ -31,9 +31,11 @@ BeforeReadingRows CheckMemoryBeforeReading(const std::string &path, const std::s
     if (read.storedEntries >= 0) {  // kept as CSR: the stored entries, their columns and the blocks read
       // Per entry its value and column, the column both as read (int32) and as held (16 bits: ReadCsrRowsAsCsr);
       // one block of columns and values as read (16 bytes an entry), and one row's entries being sorted (at most
-      // N, 16 bytes each).
+      // N, 16 bytes each). Per far link, its target and value as read (int32, float) and its value in binary16,
+      // beside its name and value as held (ReadFarLinks).
       const double entries = double(read.storedEntries);
-      const double need = entries * (request.model.bytesPerEntry + 4 + 2) + double(request.rows) * 8 +
+      const double need = entries * (request.model.bytesPerEntry + 4 + 2) + double(read.farLinks) * (4 + 4 + 2 + 4) +
+                          double(request.rows) * 8 +
                           double(read.patches) * (double(sizeof(Patch)) + 16 * sizeof(double)) + extra.fixedBytes +
                           16 * std::min(entries, double(kExportBlockEntries)) + 16 * std::min(entries, double(read.patches));
       budget = CheckMemoryNeed(MPI_COMM_WORLD, need, memoryLimit, [&](double worst, double limit, const std::string &source) {
@@ -131,7 +133,7 @@ FormFactorInput ReadFormFactorFile(const std::string &path, const SceneInput &sc
 
 long long SpreadFarLinks(FormFactorRows &f, const std::string &source, const std::string &memoryLimit) {
   if (f.links.Empty()) return 0;
-  const long long links = (long long)f.links.target.size();
+  const long long links = f.links.LinkCount();
   double bound = 0;
   for (long long b : ExpandedEntryBounds(f)) bound += double(b);
   const double need = f.StoredBytes() + double(links) * 12 + bound * 12 + double(f.n) * 13;

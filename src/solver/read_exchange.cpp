@@ -107,7 +107,8 @@ void RowsRead(const FormFactorRows &f, std::vector<int32_t> &nodes, std::vector<
   for (size_t r = 0; r < f.RowCount(); ++r) f.ForEachEntry(r, [&](int32_t j, long long) { patchRead[size_t(j)] = 1; });
   if (!f.links.Empty()) {
     nodeRead.assign(f.links.tree->nodes.size(), 0);
-    for (int32_t t : f.links.target) (t >= 0 ? nodeRead[size_t(t)] : patchRead[size_t(-(t + 1))]) = 1;
+    for (size_t r = 0; r < f.RowCount(); ++r)
+      f.links.ForEachLink(r, [&](int32_t t, long long) { (t >= 0 ? nodeRead[size_t(t)] : patchRead[size_t(-(t + 1))]) = 1; });
     for (int32_t t : f.links.elements.target) nodeRead[size_t(t)] = 1;
   }
   patches.clear();

@@ -72,9 +72,8 @@ struct FarFieldView {
   // The tree: node k's patches are order[nodeFirst[k], nodeFirst[k] + nodeCount[k]), of area nodeArea[k].
   const int32_t *nodeFirst = nullptr, *nodeCount = nullptr, *order = nullptr;
   const double *area = nullptr, *nodeArea = nullptr;  // per patch, per node
-  // The rows' own links (FarLinks::ptr, target, value).
-  const long long *linkPtr = nullptr;
-  const int32_t *linkTarget = nullptr;
+  // The rows' own links: their targets' names (FarLinks::Names(): nodes, then patches), and values.
+  CsrColumnsView linkNames;
   const uint16_t *linkValue = nullptr;  // FarLinkValue
   // The elements' links (ElementFarLinks): per element held, its links; per local row, its elements.
   long long elements = 0;
@@ -126,10 +125,12 @@ RAD_HD RAD_INLINE void AddRowFarField(const FarFieldView &v, long long r, const 
                                       const double *means, const double *gathered, int lane, int stride,
                                       double acc[3]) {
   if (!v.hasLinks) return;
-  for (long long k = v.linkPtr[r] + lane; k < v.linkPtr[r + 1]; k += stride) {
-    const int32_t t = v.linkTarget[k];
-    const double *source = t >= 0 ? means + t : x - (t + 1);  // patch -(t + 1)
-    const long long ld = t >= 0 ? (long long)v.nodes : n;
+  RowColumnReader name(v.linkNames, r);
+  for (long long k = v.linkNames.ptr[r] + lane; k < v.linkNames.ptr[r + 1]; k += stride) {
+    const int32_t t = name(k);
+    const bool node = t < v.nodes;
+    const double *source = node ? means + t : x + (t - v.nodes);
+    const long long ld = node ? (long long)v.nodes : n;
     const double value = FarLinkValue(v.linkValue[k]);
     for (int c = 0; c < 3; ++c) acc[c] += value * source[c * ld];
   }
@@ -164,8 +165,9 @@ FarFieldView ViewFarField(const FarLinks &links, const FlatTreeNodes &nodes, Pla
   v.nodeArea = place(nodes.area);
   v.order = place(links.tree->order);
   v.area = place(links.area);
-  v.linkPtr = place(links.ptr);
-  v.linkTarget = place(links.target);
+  const long long *linkPtr = place(links.ptr);
+  const uint16_t *nameLow = place(links.nameLow);
+  v.linkNames = ViewColumns(linkPtr, nameLow, place(links.nameSpanStart), links.names);
   v.linkValue = place(links.value);
   const ElementFarLinks &e = links.elements;
   if (e.Empty()) return v;
