@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "formfactor/csr_columns.h"
@@ -154,11 +155,13 @@ struct FarLinks {
   bool Empty() const { return ptr.empty(); }
   double Value(size_t k) const { return FarLinkValue(value[k]); }
   long long LinkCount() const { return (long long)nameLow.size(); }
+  // How many names the links of a tree of `treeNodes` nodes over `patches` patches take (their span tables').
+  static long long NameCount(long long treeNodes, long long patches) { return treeNodes + patches; }
   // Rows begun (no row yet) for a tree of `treeNodes` nodes over `patches` patches.
   void Begin(long long treeNodes, long long patches) {
     ptr.assign(1, 0);
     nodes = int32_t(treeNodes);
-    names = treeNodes + patches;
+    names = NameCount(treeNodes, patches);
     nameLow.clear();
     nameSpanStart.clear();
     value.clear();
@@ -191,6 +194,15 @@ struct FarLinks {
   void AppendEmptyRow() {
     nameSpanStart.insert(nameSpanStart.end(), size_t(ColumnSpans(names) - 1), 0);
     ptr.push_back(ptr.back());
+  }
+  // The rows' arrays exchanged with other's, without a copy (the tree, areas and elements stay).
+  void SwapRows(FarLinks &other) {
+    std::swap(ptr, other.ptr);
+    std::swap(nodes, other.nodes);
+    std::swap(names, other.names);
+    std::swap(nameLow, other.nameLow);
+    std::swap(nameSpanStart, other.nameSpanStart);
+    std::swap(value, other.value);
   }
   // Keeps the first `count` rows.
   void TruncateRows(size_t count) {

@@ -328,12 +328,7 @@ void SwapCsrArrays(FormFactorRows &a, FormFactorRows &b) {
   std::swap(a.f64, b.f64);
   std::swap(a.f32, b.f32);
   std::swap(a.dropped, b.dropped);
-  std::swap(a.links.ptr, b.links.ptr);
-  std::swap(a.links.nodes, b.links.nodes);
-  std::swap(a.links.names, b.links.names);
-  std::swap(a.links.nameLow, b.links.nameLow);
-  std::swap(a.links.nameSpanStart, b.links.nameSpanStart);
-  std::swap(a.links.value, b.links.value);
+  a.links.SwapRows(b.links);
 }
 
 }  // namespace
@@ -580,7 +575,7 @@ void FormFactorJob::PrepareSparse() {
   // 999857 done, 18.2 GiB available).
   double rowsBound = heldBytes_ + largestBlock + double(candidates_) * KeptEntryBytes(narrow) +
                      double(f_.rows.size()) *
-                         KeptRowBytes(f_.n, Hierarchical() ? (long long)tree_->nodes.size() + f_.n : 0);
+                         KeptRowBytes(f_.n, Hierarchical() ? FarLinks::NameCount((long long)tree_->nodes.size(), f_.n) : 0);
   for (long long links : linkBounds_) rowsBound += double(links) * kBytesPerFarLink;
   double worstRowsBound = 0;
   MPI_Allreduce(&rowsBound, &worstRowsBound, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
