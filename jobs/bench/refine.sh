@@ -24,6 +24,7 @@ visibility=${VISIBILITY:-rays}
 ranks=${RANKS:-1}
 precision=${PRECISION:-double}
 python=${PYTHON:-/usr/bin/python3}
+cores=$(nproc)
 source jobs/bench/common.sh
 if [ -n "${SCENE:-}" ]; then
   scene=$SCENE
@@ -32,7 +33,7 @@ else
   "$python" meshes/generate.py city --buildings "$city" --sky-light --output "$scene" >/dev/null
 fi
 echo "benchmark: $scene refined to --max-patch-size $sizes, --operator-tolerance $eps, --visibility $visibility," \
-     "--precision $precision, $ranks rank(s) x $(( $(nproc) / ranks )) thread(s), $(date -u +%FT%TZ)"
+     "--precision $precision, $ranks rank(s) x $(( cores / ranks )) thread(s), $(date -u +%FT%TZ)"
 printf "%-6s %-12s %8s %9s %9s %28s %8s %14s %10s %11s %22s %12s %s\n" size operator N "time s" "peak MiB" \
   "walks: elements/rows/exact s" "exact/r" "links/r r+e" "rays/r" "walk ns/ray" "rows MiB: exact/r/e" \
   "check err/r" "B vs dense"
@@ -50,7 +51,7 @@ for size in $sizes; do
       --precision "$precision" --output-dir "$dir" --quiet 2>"$out/err" \
       || { echo "$size $op failed:"; tail -3 "$out/err"; continue; }
     end=$(date +%s.%N)
-    "$python" - "$dir" "$out" "$size" "$op" "$start" "$end" "$(nproc)" <<'PY'
+    "$python" - "$dir" "$out" "$size" "$op" "$start" "$end" "$cores" <<'PY'
 import h5py, json, numpy as np, os, sys
 d, out, size, op = sys.argv[1:5]
 cores = int(sys.argv[7])
