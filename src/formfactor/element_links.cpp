@@ -149,6 +149,7 @@ struct Walker {
         if (candidates.sides[s].receiver >= receiverLo && candidates.sides[s].receiver < receiverHi)
           sides.push_back(candidates.sides[s]);
       stack.push_back({candidates.nodes[k], begin, uint32_t(sides.size())});
+      PrefetchNode(tree, candidates.nodes[k]);  // a few hundred lines, read in turn below
     }
     Handed handed;
     while (!stack.empty()) {
@@ -162,6 +163,8 @@ struct Walker {
       const bool smooth = !skippable && SmoothLink(receiver, e.sphere, node, dropBelow);
       const bool opens = !node.IsLeaf() && node.sphere.radius > e.sphere.radius;
       if (skippable && !EstimatedWhole(receiver, e.sphere, node, dropBelow)) {  // its children are linked, or handed down, each on its own
+        PrefetchNode(tree, node.right);
+        PrefetchNode(tree, node.left);
         stack.push_back({node.right, pending.begin, pending.end});
         stack.push_back({node.left, pending.begin, pending.end});
         continue;
@@ -181,6 +184,8 @@ struct Walker {
         }
       }
       if (!skippable && opens) {
+        PrefetchNode(tree, node.right);
+        PrefetchNode(tree, node.left);
         stack.push_back({node.right, pending.begin, pending.end});  // left first
         stack.push_back({node.left, pending.begin, pending.end});
       } else {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "util/math_constants.h"
+#include "util/prefetch.h"
 
 namespace rad {
 
@@ -370,6 +371,7 @@ double OpenedClusterEstimate(const PatchTree &tree, const Patch &i, int32_t node
     if (n.sphere.radius < opening * Length(n.sphere.center - i.centroid)) {
       sum += ClusterEstimate(tree, i, n);
     } else if (n.IsLeaf()) {
+      Prefetch(&tree.points[size_t(n.first)], size_t(n.count) * sizeof(PatchPoint));  // a run of lines, at once
       for (int32_t q = n.first; q < n.first + n.count; ++q) sum += PatchEstimate(i, tree.points[size_t(q)]);
     } else {
       stack[top++] = n.right;  // left first

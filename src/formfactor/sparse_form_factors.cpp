@@ -53,6 +53,7 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
   Vec3 lo, hi;
   CornerBox(p, lo, hi);
   std::vector<int32_t> stack(std::make_reverse_iterator(start + startCount), std::make_reverse_iterator(start));
+  for (size_t k = 0; k < startCount; ++k) PrefetchNode(tree, start[k]);  // the walk reads each in turn
   while (!stack.empty()) {
     const PatchTreeNode &node = tree.nodes[size_t(stack.back())];
     stack.pop_back();
@@ -63,12 +64,17 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
       continue;
     }
     if (!node.IsLeaf()) {
+      PrefetchNode(tree, node.right);  // read after the left's subtree: lines of their own at large N
+      PrefetchNode(tree, node.left);
       stack.push_back(node.right);  // left first
       stack.push_back(node.left);
       continue;
     }
-    for (int32_t k = node.first; k < node.first + node.count; ++k)  // the leaf's patches, scattered in memory
-      PrefetchPatch(patches[size_t(tree.order[size_t(k)])]);
+    for (int32_t k = node.first; k < node.first + node.count; ++k) {  // the leaf's patches, scattered in memory
+      const size_t j = size_t(tree.order[size_t(k)]);
+      PrefetchPatch(patches[j]);
+      Prefetch(&tree.patchSpheres[j], sizeof(PatchSphere));
+    }
     for (int32_t k = node.first; k < node.first + node.count; ++k) {
       const int32_t j = tree.order[size_t(k)];
       const PatchStep patchStep = StepAt(patches, tree, i, p, sphere, j, dropBelow);
