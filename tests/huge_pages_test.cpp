@@ -3,6 +3,8 @@
 // miss the TLB less.
 #include <gtest/gtest.h>
 
+#include "executable/huge_page_allocations.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -39,6 +41,7 @@ int HugePageEligible(const void *address) {
 }
 
 TEST(HugePages, ALargeBlockIsAdvisedWhereTheKernelWaitsToBeAsked) {
+  if (!rad::kHugePageAdvice) GTEST_SKIP() << "built with a sanitizer, whose allocator is left alone";
   const std::string mode = FirstLine("/sys/kernel/mm/transparent_hugepage/enabled");
   if (mode.find("[madvise]") == std::string::npos)
     GTEST_SKIP() << "transparent huge pages are not on request here (" << (mode.empty() ? "absent" : mode) << ")";

@@ -13,12 +13,16 @@
 // the executable replaces operator new: the library (radiosity::core) leaves its users' allocator alone. Freeing
 // is the default operator delete (free), as for the default operator new (malloc). RAD_HUGE_PAGES=0 turns the
 // advice off (to measure it, or where huge pages misbehave); it changes no result, only where pages come from.
+#include "executable/huge_page_allocations.h"
+
 #include <sys/mman.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+
+#if !defined(RAD_ALLOCATOR_SANITIZED)
 
 namespace {
 
@@ -52,3 +56,5 @@ void *operator new(std::size_t size) {
     handler();
   }
 }
+
+#endif  // RAD_ALLOCATOR_SANITIZED
