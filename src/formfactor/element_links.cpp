@@ -163,8 +163,7 @@ struct Walker {
       const bool smooth = !skippable && SmoothLink(receiver, e.sphere, node, dropBelow);
       const bool opens = !node.IsLeaf() && node.sphere.radius > e.sphere.radius;
       if (skippable && !EstimatedWhole(receiver, e.sphere, node, dropBelow)) {  // its children are linked, or handed down, each on its own
-        PrefetchNode(tree, node.right);
-        PrefetchNode(tree, node.left);
+        PrefetchChildren(tree, node);
         stack.push_back({node.right, pending.begin, pending.end});
         stack.push_back({node.left, pending.begin, pending.end});
         continue;
@@ -184,8 +183,7 @@ struct Walker {
         }
       }
       if (!skippable && opens) {
-        PrefetchNode(tree, node.right);
-        PrefetchNode(tree, node.left);
+        PrefetchChildren(tree, node);
         stack.push_back({node.right, pending.begin, pending.end});  // left first
         stack.push_back({node.left, pending.begin, pending.end});
       } else {

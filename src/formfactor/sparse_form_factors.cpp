@@ -64,8 +64,7 @@ void WalkRow(const std::vector<Patch> &patches, const PatchTree &tree, long long
       continue;
     }
     if (!node.IsLeaf()) {
-      PrefetchNode(tree, node.right);  // read after the left's subtree: lines of their own at large N
-      PrefetchNode(tree, node.left);
+      PrefetchChildren(tree, node);
       stack.push_back(node.right);  // left first
       stack.push_back(node.left);
       continue;
