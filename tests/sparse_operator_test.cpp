@@ -114,7 +114,7 @@ FormFactorRows SparseRows(const FormFactorGeometry &g, const EmbreeScene &embree
   std::unique_ptr<ElementWalk> walk;
   if (elements) {
     walk = std::make_unique<ElementWalk>(
-        WalkElements(g.patches, embree, tree, *forest, f.rows, dropBelow, options.seed, counters, false, receiverOpening));
+        WalkElements(g, embree, tree, *forest, f.rows, dropBelow, options.seed, counters, false, receiverOpening));
     sparse.elementLinks = walk->linkCount;
     sparse.smoothLinks += walk->smoothLinkCount;
   }
@@ -640,7 +640,7 @@ TEST(SparseOperator, RowsInManyBlocksAreTheRowsOfOneBlockWithEachPairEvaluatedOn
       EXPECT_GT(SparseRowBlocks(counts, kSmallBlock).size(), 20u);
     } else {  // where each row's walk starts: disjoint subtrees in the order of their places (found by bisection)
       FormFactorCounters unused;
-      const ElementWalk walk = WalkElements(g.patches, embree, tree, BuildElementForest(g.patches), rows,
+      const ElementWalk walk = WalkElements(g, embree, tree, BuildElementForest(g.patches), rows,
                                             c.threshold, options.seed, unused);
       size_t longest = 0;
       std::vector<int32_t> rowsOf(walk.handed.size(), 0);
@@ -760,7 +760,7 @@ TEST(SparseOperator, RowsAloneAreTheRowsThatShareTheirPairs) {
       FormFactorCounters counters;
       std::unique_ptr<ElementWalk> walk;
       if (c.hierarchical)
-        walk = std::make_unique<ElementWalk>(WalkElements(g.patches, embree, tree, BuildElementForest(g.patches),
+        walk = std::make_unique<ElementWalk>(WalkElements(g, embree, tree, BuildElementForest(g.patches),
                                                           rows, c.threshold, options.seed, counters));
       const std::vector<long long> counts =
           CountSparseCandidates(g.patches, tree, rows, c.threshold, walk.get(), nullptr, c.hierarchical);
@@ -1238,7 +1238,7 @@ TEST(SparseOperator, ElementsSeeTheirLinksWholeOnlyWhereEnoughRaysAgree) {
   EXPECT_NEAR(c.leftOutByElements.absMean, 0, 1e-12);
   FormFactorCounters walkCounters;
   const ElementForest forest = BuildElementForest(g.patches);
-  const ElementWalk walk = WalkElements(g.patches, embree, tree, forest, f.rows, kTolerance, FormFactorOptions{}.seed,
+  const ElementWalk walk = WalkElements(g, embree, tree, forest, f.rows, kTolerance, FormFactorOptions{}.seed,
                                         walkCounters, false, kWideOpening);
   const OperatorCheck split = CheckOperatorRows(MPI_COMM_WORLD, g, embree, FormFactorOptions{}, f, kChecked, &walk);
   EXPECT_NEAR(split.leftOut.mean, c.leftOut.mean, 1e-15);

@@ -39,6 +39,7 @@ struct FormFactorCounters {
   long long pairsHidden = 0;      // entries proved hidden by one occluder: 0 without shadow rays
   long long farLinkRays = 0;      // of `rays`, those of the far links' visibility (sparse operators' walks)
   long long smoothLinkRays = 0;   // of those, the smooth links' (their count grows with what they carry)
+  long long farLinksProvedHidden = 0;  // far links found hidden whole by one occluder, the rest of their rays saved
 
   // Counts entry (i, j) of a computed pair, and its work.
   void Add(const PairResult &p) {
@@ -69,15 +70,17 @@ struct FormFactorCounters {
 
   // Every count in one order, with its name in files (checkpoints): for code that treats them all alike (sums
   // over the ranks, checkpoints).
-  static constexpr int kFieldCount = 12;
+  static constexpr int kFieldCount = 13;
   static constexpr const char *kFieldNames[kFieldCount] = {
       "pairs_exchanging", "pairs_ray_traced", "pairs_occluded", "pairs_over_capacity",
       "pairs_at_depth_limit", "rays", "evaluations", "node_pairs",
-      "pairs_deferred", "pairs_hidden", "far_link_rays", "smooth_link_rays"};
+      "pairs_deferred", "pairs_hidden", "far_link_rays", "smooth_link_rays",
+      "far_links_proved_hidden"};
   std::array<long long *, kFieldCount> Fields() {
     return {&pairsExchanging,   &pairsRayTraced, &pairsOccluded, &pairsOverCapacity,
             &pairsAtDepthLimit, &rays,           &evaluations,   &nodePairs,
-            &pairsDeferred,     &pairsHidden,    &farLinkRays,   &smoothLinkRays};
+            &pairsDeferred,     &pairsHidden,    &farLinkRays,   &smoothLinkRays,
+            &farLinksProvedHidden};
   }
   std::array<const long long *, kFieldCount> Fields() const {
     const auto fields = const_cast<FormFactorCounters *>(this)->Fields();

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "formfactor/far_field.h"
+#include "formfactor/hidden_node.h"
 #include "util/progress.h"
 
 namespace rad {
@@ -29,6 +30,7 @@ struct Handed {
 };
 
 struct Walker {
+  const FormFactorGeometry &g;
   const std::vector<Patch> &patches;
   const EmbreeScene &embree;
   const PatchTree &tree;
@@ -54,7 +56,7 @@ struct Walker {
   // verdict still short of them at kMaxRaysPerSample is none (not unanimous: the rows below decide).
   // Where they disagree, what the samples saw is added to `sides`, receivers as places in the forest's order.
   VisibleShareResult UnanimousShare(const PatchTreeNode &e, const PatchTreeNode &node, double value, bool smooth,
-                                    std::vector<SampleSides> &sides) {
+                                    std::vector<SampleSides> &sides, HiddenNodeProof &proveHidden) {
     const EmbreeShadowRays occluded{embree};
     const double needed = kUnanimousRaysPerTolerance * std::max(0.0, value) / dropBelow;
     double wanted = std::max(needed, FarLinkRays(value, dropBelow));
@@ -63,10 +65,10 @@ struct Walker {
       uint32_t traced = 0;  // rays that faced
       const size_t had = sides.size();
       const VisibleShareResult seen = VisibleShare(patches, forest.tree.order.data() + e.first, e.count, tree, node,
-                                                   seed, occluded, traced, wanted, true, &sides);
+                                                   seed, occluded, traced, wanted, true, &sides, &proveHidden);
       counters.local().AddFarLinkRays(traced, smooth);
       for (size_t k = had; k < sides.size(); ++k) sides[k].receiver += e.first;
-      if (!seen.unanimous || double(traced) >= needed) return seen;
+      if (seen.proved || !seen.unanimous || double(traced) >= needed) return seen;
       if (traced <= tracedBefore) return {0, false};  // kMaxRaysPerSample reached
       tracedBefore = traced;
       wanted = std::max(2 * wanted, std::ceil(wanted * needed / std::max(1.0, double(traced))));
@@ -76,13 +78,14 @@ struct Walker {
   // Node `index` for `element`: linked (true), or hidden from all of it (true, nothing to link); false: hand it
   // down.
   // Where the verdict's rays disagree, what they saw is added to `sides`.
-  bool Link(int32_t element, const PatchTreeNode &e, int32_t index, bool smooth, std::vector<SampleSides> &sides) {
+  bool Link(int32_t element, const PatchTreeNode &e, int32_t index, bool smooth, std::vector<SampleSides> &sides,
+            HiddenNodeProof &proveHidden) {
     Patch at = forest.Receiver(patches, element);
     const double value = OpenedClusterEstimate(tree, at, index, kOpening);
     // Nothing of the node faces the element's centre: its patches may differ, let them decide (a verdict would
     // trace next to no rays, but made its samples: a quarter of an element walk's verdicts on a city).
     if (!(value > 0)) return false;
-    const VisibleShareResult seen = UnanimousShare(e, tree.nodes[size_t(index)], value, smooth, sides);
+    const VisibleShareResult seen = UnanimousShare(e, tree.nodes[size_t(index)], value, smooth, sides, proveHidden);
     if (!seen.unanimous) return false;
     if (seen.share == 0) return true;
     // The slope and curvature along the plane, by central differences at half the element's radius: along
@@ -152,6 +155,8 @@ struct Walker {
       PrefetchNode(tree, candidates.nodes[k]);  // a few hundred lines, read in turn below
     }
     Handed handed;
+    HiddenNodeProof proveHidden(g, embree);  // verdicts whose first rays are all hidden (hidden_node.h)
+    proveHidden.SetReceiverBox(e.boxLo, e.boxHi);
     while (!stack.empty()) {
       Pending pending = stack.back();
       stack.pop_back();
@@ -175,7 +180,7 @@ struct Walker {
                                          receiverHi, node.first, node.first + node.count);
         if (!known) {
           const size_t had = sides.size();
-          if (Link(element, e, index, smooth, sides)) continue;  // a unanimous verdict records nothing
+          if (Link(element, e, index, smooth, sides, proveHidden)) continue;  // a unanimous verdict records nothing
           if (sides.size() > had) {  // the records above and the verdict's own, together
             for (uint32_t s = pending.begin; s < pending.end; ++s) sides.push_back(sides[s]);
             pending = {index, uint32_t(had), uint32_t(sides.size())};
@@ -190,6 +195,7 @@ struct Walker {
         handed.Add(index, sides.data() + pending.begin, sides.data() + pending.end);
       }
     }
+    counters.local().farLinksProvedHidden += proveHidden.proved;
     links[size_t(element)].shrink_to_fit();  // pushed one by one: up to twice their size held otherwise
     std::vector<SampleSides>().swap(sides);  // the halves hold their own: free this level's before recursing
     tbb::parallel_invoke([&] { Walk(e.left, handed, element); }, [&] { Walk(e.right, handed, element); });
@@ -234,9 +240,10 @@ void ElementAxes(const ElementForest &forest, const std::vector<Patch> &patches,
   v = Cross(n, u);
 }
 
-ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &embree, const PatchTree &tree,
+ElementWalk WalkElements(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
                          const ElementForest &forest, const std::vector<long long> &rows, double dropBelow,
                          uint64_t seed, FormFactorCounters &counters, bool showProgress, double receiverOpening) {
+  const std::vector<Patch> &patches = g.patches;
   ElementWalk walk;
   walk.links.resize(forest.tree.nodes.size());
   const std::vector<int32_t> localRow = LocalRows(patches.size(), rows);
@@ -248,7 +255,7 @@ ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &e
   tbb::enumerable_thread_specific<FormFactorCounters> perThread;
   tbb::enumerable_thread_specific<long long> linkCount(0), smoothLinkCount(0);
   Progress progress("element walk", (long long)rows.size(), showProgress);
-  Walker walker{patches, embree, tree, forest, dropBelow, seed, before, localRow, walk.handed, walk.startOf,
+  Walker walker{g, patches, embree, tree, forest, dropBelow, seed, before, localRow, walk.handed, walk.startOf,
                 walk.links, perThread, linkCount, smoothLinkCount, progress, receiverOpening};
   if (!tree.nodes.empty()) {
     Handed root;

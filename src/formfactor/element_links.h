@@ -22,6 +22,7 @@
 #include "formfactor/cpu_form_factors.h"
 #include "formfactor/embree_scene.h"
 #include "formfactor/form_factor_rows.h"
+#include "formfactor/geometry.h"
 #include "formfactor/packed_node_list.h"
 #include "formfactor/patch_tree.h"
 
@@ -85,10 +86,11 @@ constexpr double kReceiverOpening = 0.05;
 
 // The elements above `rows` walked at tolerance `dropBelow` (collective over nothing: every rank walks the
 // elements that hold one of its rows, each the same way, so that neither the rank nor the thread count shows).
-// Shadow rays with `seed` (counted in `counters`). `showProgress`: the rows reached, as a progress line (a
+// Shadow rays with `seed` (counted in `counters`), a verdict that finds its first rays hidden proved hidden whole
+// by one of g's occluders where one does (hidden_node.h). `showProgress`: the rows reached, as a progress line (a
 // quarter of a large city's run). `receiverOpening`: kReceiverOpening but in tests of the elements' maths on
 // scenes too small for many elements to be a twentieth of their distance from a node.
-ElementWalk WalkElements(const std::vector<Patch> &patches, const EmbreeScene &embree, const PatchTree &tree,
+ElementWalk WalkElements(const FormFactorGeometry &g, const EmbreeScene &embree, const PatchTree &tree,
                          const ElementForest &forest, const std::vector<long long> &rows, double dropBelow,
                          uint64_t seed, FormFactorCounters &counters, bool showProgress = false,
                          double receiverOpening = kReceiverOpening);

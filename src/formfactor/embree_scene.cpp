@@ -3,6 +3,7 @@
 #include <string>
 
 #include "scene/embree_geometry.h"
+#include "scene/face_triangles.h"
 #include "util/embree_util.h"
 #include "util/error.h"
 
@@ -12,6 +13,8 @@ EmbreeScene::EmbreeScene(const Scene &scene) {
   scene_ = rtcNewScene(EmbreeDevice());
   rtcSetSceneBuildQuality(scene_, RTC_BUILD_QUALITY_HIGH);
 
+  for (size_t f = 0; f < scene.faces.size(); ++f)
+    faceOfTriangle_.insert(faceOfTriangle_.end(), FaceTriangleCount(scene.faces[f]), int32_t(f));
   RTCGeometry geom = NewFaceTriangles(scene);
   rtcCommitGeometry(geom);
   rtcAttachGeometry(scene_, geom);
@@ -51,6 +54,13 @@ bool EmbreeScene::SegmentOccluded(Vec3 from, Vec3 to) const {
   RTCRay ray = MakeRay(from, to - from, kSegmentTrim, 1.0f - kSegmentTrim);
   Occluded1(scene_, nullptr, &ray);
   return ray.tfar < 0;  // Embree sets tfar to -inf on a hit
+}
+
+int EmbreeScene::FirstFaceHit(Vec3 from, Vec3 to) const {
+  RTCRayHit hit = MakeRayHit(from, to - from, kSegmentTrim, 1.0f - kSegmentTrim);
+  Intersect1(scene_, nullptr, &hit);
+  if (hit.hit.geomID == RTC_INVALID_GEOMETRY_ID || hit.hit.primID >= faceOfTriangle_.size()) return -1;
+  return faceOfTriangle_[hit.hit.primID];
 }
 
 }  // namespace rad

@@ -3,6 +3,9 @@
 
 #include "util/rtcore.h"
 
+#include <cstdint>
+#include <vector>
+
 #include "formfactor/segment.h"
 #include "scene/scene.h"
 #include "util/vec3.h"
@@ -24,10 +27,15 @@ class EmbreeScene {
   static constexpr int kSegmentPacket = 16;
   void SegmentsOccluded(const Vec3 *from, const Vec3 *to, int count, bool *hidden) const;
 
+  // The input polygon (a face of the scene) that the segment from `from` to `to`, trimmed alike, meets first, or
+  // -1: where a proof that one occluder hides a whole node looks first (hidden_node.h).
+  int FirstFaceHit(Vec3 from, Vec3 to) const;
+
   RTCScene Handle() const { return scene_; }
 
  private:
   RTCScene scene_ = nullptr;
+  std::vector<int32_t> faceOfTriangle_;  // Embree's primitive ids are the faces' triangles, in face order
 };
 
 // The shadow-ray tester of the CPU backends (visibility.h): one segment, or a pair's segments as packets. A

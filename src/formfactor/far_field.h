@@ -182,6 +182,12 @@ inline bool SidesDisagree(const SampleSides *begin, const SampleSides *end, int3
 struct VisibleShareResult {
   double share = 1;        // kernel-weighted; 1 when no sample pair faces
   bool unanimous = true;   // every ray traced was visible, or every one hidden
+  bool proved = false;     // proved hidden whole (hidden_node.h): share 0, the rest of its rays not traced
+};
+
+// VisibleShare's default prover: none.
+struct NoHiddenProof {
+  bool operator()(const PatchTreeNode &) const { return false; }
 };
 
 // Asks for the cache lines of what the walks read of a patch (its corners to its area): for patches that lie
@@ -214,11 +220,14 @@ inline void PrefetchChildren(const PatchTree &tree, const PatchTreeNode &node) {
 // weights, so the verdict's share is the same bits without them.
 // Such a verdict (an element's, element_links.cpp) takes VerdictSamples samples; where its rays disagree and
 // `sides` is given, what each sample saw until then is added to it.
-template <typename Occluded>
+// `proveHidden` (hidden_node.h), asked once the first packet has come back hidden whole with more rays to follow:
+// true stops the link there, hidden whole (`proved`), which is what its rays would have given.
+template <typename Occluded, typename Proof = NoHiddenProof>
 VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t *receiver, int32_t count,
                                 const PatchTree &tree, const PatchTreeNode &node, uint64_t seed,
                                 const Occluded &occluded, uint32_t &traced, double raysWanted = 0,
-                                bool unanimousOnly = false, std::vector<SampleSides> *sides = nullptr) {
+                                bool unanimousOnly = false, std::vector<SampleSides> *sides = nullptr,
+                                Proof *proveHidden = nullptr) {
   constexpr int kPacket = RaysAtOnce<Occluded>::value;
   bool everyPair = false;
   const int32_t samples =
@@ -271,6 +280,10 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
   double weight[kPacket];
   int32_t owner[kPacket];
   int filled = 0;
+  // Rays the link will trace at most (those whose points face each other, fewer), and whether a proof ended it.
+  const uint32_t planned = raysPerSample * uint32_t(facingSamples);
+  uint32_t tracedHere = 0;
+  bool proved = false;
   auto trace = [&] {  // the packet's rays, each added to its sample's sums
     bool hidden[kPacket] = {};
     if constexpr (kPacket == 1) hidden[0] = occluded(from[0], to[0]);
@@ -280,8 +293,12 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
       (hidden[m] ? sampleHidden : sampleSeen)[owner[m]] = true;
       sums[owner[m]].Add(weight[m], !hidden[m]);
     }
+    const bool first = tracedHere == 0;
+    tracedHere += uint32_t(filled);
     traced += uint32_t(filled);
     filled = 0;
+    if (proveHidden != nullptr && first && anyHidden && !anyVisible && planned > tracedHere && (*proveHidden)(node))
+      return !(proved = true);
     return !(unanimousOnly && anyVisible && anyHidden);
   };
   std::optional<PairRays> rays[kMostNodeVisibilitySamples];  // per facing sample
@@ -296,6 +313,7 @@ VisibleShareResult VisibleShare(const std::vector<Patch> &patches, const int32_t
     return filled < kPacket || trace();
   };
   auto disagreed = [&]() -> VisibleShareResult {
+    if (proved) return {0, true, true};
     if (sides)
       for (int32_t q = 0; q < samples; ++q)
         if (sampleSeen[q] || sampleHidden[q]) sides->push_back({receiverAt[q], placeOf[q], sampleSeen[q], sampleHidden[q]});

@@ -42,15 +42,15 @@ RAD_HD RAD_INLINE double Turn(const ConvexPolygon &o, Vec3 normal) {
 
 }  // namespace full_occlusion_detail
 
-// True when occluder o (convex, unit normal `normal`) blocks every segment from polygon a to polygon b (both
-// convex). False says nothing: the pair may still be hidden (by several occluders, or by this one with no room
-// to spare).
-RAD_HD inline bool HidesEverySegment(const ConvexPolygon &o, Vec3 normal, const ConvexPolygon &pa,
-                                     const ConvexPolygon &pb) {
+// True when occluder o (convex, unit normal `normal`) blocks every segment from the convex hull of points
+// a[0, na) to that of b[0, nb) (at most ConvexPolygon::kCapacity each: a polygon's corners, or a box's). The
+// argument above holds for any two point sets on opposite sides of o's plane: the hull of both meets the plane
+// in the hull of the crossings of its edges that cross it, and each such edge joins a point of a to one of b.
+// False says nothing: the pair may still be hidden (by several occluders, or by this one with no room to spare).
+RAD_HD inline bool HidesEverySegment(const ConvexPolygon &o, Vec3 normal, const Vec3 *a, int na, const Vec3 *b,
+                                     int nb) {
   using namespace full_occlusion_detail;
-  const Vec3 *a = pa.v, *b = pb.v;
-  const int na = pa.n, nb = pb.n;
-  if (o.n < 3 || na == 0 || nb == 0) return false;
+  if (o.n < 3 || na <= 0 || nb <= 0 || na > ConvexPolygon::kCapacity || nb > ConvexPolygon::kCapacity) return false;
   const double offset = Dot(normal, o.v[0]);
   double da[ConvexPolygon::kCapacity] = {}, db[ConvexPolygon::kCapacity] = {};
   double nearA = 1e300, farA = 0, nearB = 1e300, farB = 0;  // the points' distances from o's plane
@@ -92,6 +92,12 @@ RAD_HD inline bool HidesEverySegment(const ConvexPolygon &o, Vec3 normal, const 
         if (!(Dot(crossing, m[k]) > least[k])) return false;
     }
   return true;
+}
+
+// The same from polygon a to polygon b (both convex).
+RAD_HD inline bool HidesEverySegment(const ConvexPolygon &o, Vec3 normal, const ConvexPolygon &pa,
+                                     const ConvexPolygon &pb) {
+  return HidesEverySegment(o, normal, pa.v, pa.n, pb.v, pb.n);
 }
 
 }  // namespace rad

@@ -109,6 +109,7 @@ void AddOccluders(const Scene &scene, FormFactorGeometry &g) {
   }
   MergeCoplanarOccluders(g);
   LinkOccluderEdges(g.occluders);
+  g.bodies = FindOccluderBodies(g.occluders);
 }
 
 // Each convex surface's polygons and corners (once each: its polygons share them, in the order they list them)

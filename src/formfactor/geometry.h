@@ -8,6 +8,7 @@
 #include "accel/bvh.h"
 #include "formfactor/convex_polygon.h"
 #include "formfactor/interpenetration.h"
+#include "formfactor/occluder_bodies.h"
 #include "formfactor/patch_clusters.h"
 #include "formfactor/whole_patch.h"
 #include "scene/patch.h"
@@ -47,6 +48,7 @@ struct FormFactorGeometry {
   std::vector<WholePatch> wholePatches;  // per patch, what the unoccluded kernel derives from it alone
   std::vector<Occluder> occluders;
   std::vector<std::vector<int>> occludersOfFace;  // occluder indices per input polygon
+  OccluderBodies bodies;  // convex bodies of occluders (a building's walls and roof): occluder_bodies.h
   // The corners of each convex surface (Occluder::convexSurface, numbered by one of its polygons), each once,
   // in CSR form indexed by that number (faceCount + 1 entries; empty when there is no convex surface). A
   // surface with more than kMaxConvexBodyCorners corners gets an empty range (convex_body_shadow.h).

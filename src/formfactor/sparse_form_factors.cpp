@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "formfactor/far_field.h"
+#include "formfactor/hidden_node.h"
 #include "formfactor/pair.h"
 #include "util/error.h"
 #include "util/memory_budget.h"
@@ -527,6 +528,8 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         const size_t br = r - first;
         long long k = start[br];
         LinkScratch &scratch = linkScratch.local();
+        HiddenNodeProof proveHidden(g, embree);  // links whose first rays are all hidden (hidden_node.h)
+        proveHidden.SetReceivers(pi.corners, pi.cornerCount);
         auto link = [&](int32_t target, double value) {
           uint16_t bits = 0;
           RAD_CHECK(FarLinkBits(value, bits), "ComputeSparseRowsCpu: a far link's value beyond binary16 (a sum of F)");
@@ -546,7 +549,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
             const double value =
                 estimate *
                 VisibleShare(g.patches, &i, 1, tree, node, options.seed, occluded, traced,
-                             FarLinkRays(estimate, dropBelow)).share;
+                             FarLinkRays(estimate, dropBelow), false, nullptr, &proveHidden).share;
             perThread.local().AddFarLinkRays(traced, smooth);
             if (farLinks) {
               if (value > 0) {
@@ -577,6 +580,7 @@ void ComputeSparseRowsCpu(const FormFactorGeometry &g, const EmbreeScene &embree
         std::vector<int32_t> startNodes;
         const std::vector<int32_t> &from = StartOf(walk, r + streaming.walkFirstRow, startNodes);
         WalkRow(g.patches, tree, i, from.data(), from.size(), dropBelow, farLinks, candidate, skipNode, skipPatch);
+        perThread.local().farLinksProvedHidden += proveHidden.proved;
         if (farLinks) {
           SortFarLinksByName(out.links.nodes, scratch.targets.data(), scratch.values.data(), scratch.targets.size(),
                              scratch.keys);

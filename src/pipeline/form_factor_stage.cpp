@@ -537,7 +537,7 @@ void FormFactorJob::PrepareSparse() {
   // starts depends on their shadow rays.
   if (Hierarchical()) {
     ScopedPhase phase(exec_.Timers(), "element walk");
-    elementWalk_ = std::make_unique<ElementWalk>(WalkElements(geometry_.patches, *embree_, *tree_, *elements_, f_.rows,
+    elementWalk_ = std::make_unique<ElementWalk>(WalkElements(geometry_, *embree_, *tree_, *elements_, f_.rows,
                                                               WalkThreshold(), o_.seed, counters_, exec_.Talks()));
   }
   {
@@ -1018,6 +1018,7 @@ void FormFactorJob::Report(const std::string &title, std::vector<std::pair<std::
   if (Sparse()) {  // the far links' (skipped nodes' with the sparse operator), traced one at a time in the walks
     timers_.SetCounter("far-link shadow rays", double(counters_.farLinkRays));
     timers_.SetCounter("of those, smooth links'", double(counters_.smoothLinkRays));
+    timers_.SetCounter("far links proved hidden", double(counters_.farLinksProvedHidden));
   }
   timers_.SetCounter("contour evaluations", double(counters_.evaluations));
   timers_.SetCounter("node-pair evaluations", double(counters_.nodePairs));

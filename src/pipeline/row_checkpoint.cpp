@@ -29,6 +29,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 constexpr const char *kFormat = "radiosity row checkpoint 1";
+// The counters every checkpoint holds: FormFactorCounters' first twelve fields.
+constexpr int kCountersOfFirstCheckpoints = 12;
 
 const char *RowsName(CheckpointRows storage) { return storage == CheckpointRows::kCsr ? "csr" : "dense"; }
 
@@ -140,8 +142,11 @@ void RowCheckpoint::Read(const std::string &text) {
     for (uint8_t d : done_) doneRows_ += d;
     writtenRows_ = doneRows_;
     const Json &counts = j.at("counters");
+    // Counters added since a checkpoint was written read 0 (far_links_proved_hidden, 2026-12-03).
     for (int k = 0; k < FormFactorCounters::kFieldCount; ++k)
-      *doneCounters_.Fields()[size_t(k)] = counts.at(FormFactorCounters::kFieldNames[k]).get<long long>();
+      *doneCounters_.Fields()[size_t(k)] =
+          k >= kCountersOfFirstCheckpoints ? counts.value(FormFactorCounters::kFieldNames[k], 0LL)
+                                           : counts.at(FormFactorCounters::kFieldNames[k]).get<long long>();
     if (j.contains("more_counters"))
       for (const auto &[key, value] : j.at("more_counters").items()) doneMore_.emplace_back(key, value.get<long long>());
   } catch (const Json::exception &e) {
